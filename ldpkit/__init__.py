@@ -1,0 +1,31 @@
+"""ldpkit: mechanisms, estimators, privacy accounting and experiments for input-discriminative LDP.
+
+The companion book derives every formula implemented here; each docstring names the chapter
+and label that holds the derivation.
+"""
+
+from __future__ import annotations
+
+from ._rng import as_generator
+from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
+from .channels import Channel, ExplicitChannel, UnaryChannel
+from .grr import GRR
+from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "as_generator",
+    "FrequencyOracle",
+    "SupportOracle",
+    "pure_estimate",
+    "pure_variance",
+    "Channel",
+    "ExplicitChannel",
+    "UnaryChannel",
+    "GRR",
+    "OUE",
+    "RAPPOR",
+    "UnaryEncoding",
+    "UnaryReports",
+]

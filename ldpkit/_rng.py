@@ -1,0 +1,40 @@
+"""One place where every stochastic function normalises its ``rng`` argument."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+RNGLike = "np.random.Generator | np.random.SeedSequence | int | None"
+
+__all__ = ["as_generator"]
+
+
+def as_generator(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` for ``rng``.
+
+    Parameters
+    ----------
+    rng
+        ``None`` (fresh OS entropy: results are *not* reproducible), a non-negative
+        integer seed, a :class:`numpy.random.SeedSequence`, or an existing
+        :class:`numpy.random.Generator` (returned unchanged, so its state advances).
+
+    Raises
+    ------
+    TypeError
+        For anything else, in particular the legacy ``RandomState``: ldpkit never
+        touches numpy's global random state.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if int(rng) < 0:
+            raise ValueError(f"rng seed must be a non-negative integer, got {rng!r}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        f"rng must be a numpy Generator, SeedSequence, non-negative int or None, got {type(rng).__name__}"
+    )

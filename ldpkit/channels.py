@@ -1,0 +1,193 @@
+"""Channels: the conditional output distribution of a mechanism, for exact privacy accounting.
+
+A *channel* describes ``P(y | x)`` for every input item ``x`` and output ``y``.  Two forms:
+
+* :class:`ExplicitChannel` -- a row-stochastic matrix, used when the output space is small
+  (GRR, uRR, hashed mechanisms restricted to a finite set of seeds, small unary encodings).
+* :class:`UnaryChannel` -- the structured form of a unary encoding: output bit ``i`` is 1
+  with probability ``a[i]`` when the input is ``i`` and ``b[i]`` otherwise, independently
+  across bits.  Its pairwise privacy loss has a closed form (Foundations chapter,
+  label ``thm-ue-pairwise``) that agrees with enumeration of all ``2**d`` outputs.
+
+Both expose :meth:`pairwise_log_ratio`, the matrix ``L[x, x'] = max_y log P(y|x)/P(y|x')``
+on which the whole accountant (:mod:`ldpkit.accountant`) is built.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import check_probabilities
+
+__all__ = ["Channel", "ExplicitChannel", "UnaryChannel"]
+
+_ROW_SUM_TOL = 1e-9
+
+
+class Channel:
+    """Common interface of channel representations."""
+
+    @property
+    def n_inputs(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def pairwise_log_ratio(self) -> np.ndarray:  # pragma: no cover - abstract
+        """``(d, d)`` matrix of ``max_y log P(y|x) / P(y|x')``; ``inf`` where unbounded."""
+        raise NotImplementedError
+
+    def ldp_epsilon(self) -> float:
+        """The tight standard LDP epsilon: the largest pairwise log-ratio."""
+        return float(np.max(self.pairwise_log_ratio()))
+
+    def to_explicit(self) -> "ExplicitChannel":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ExplicitChannel(Channel):
+    """A channel given as a matrix ``P[x, y] = P(output y | input x)``.
+
+    Parameters
+    ----------
+    matrix
+        Array of shape ``(n_inputs, n_outputs)``; each row must be a probability vector.
+    output_labels
+        Optional description of the outputs (kept for display, not used in accounting).
+    """
+
+    matrix: np.ndarray
+    output_labels: tuple | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        m = check_probabilities(self.matrix, "channel matrix")
+        if m.ndim != 2:
+            raise ValueError(f"channel matrix must be 2-d (inputs x outputs), got shape {m.shape}")
+        if m.shape[0] < 1:
+            raise ValueError("channel matrix has no inputs")
+        sums = m.sum(axis=1)
+        bad = np.abs(sums - 1.0) > _ROW_SUM_TOL
+        if np.any(bad):
+            raise ValueError(f"channel matrix row {int(np.flatnonzero(bad)[0])} sums to {sums[bad][0]!r}, not 1")
+        object.__setattr__(self, "matrix", m)
+
+    @property
+    def n_inputs(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self.matrix.shape[1])
+
+    def pairwise_log_ratio(self) -> np.ndarray:
+        """Exact ``max_y log P(y|x)/P(y|x')`` by enumeration of every output.
+
+        Outputs impossible under ``x`` are ignored for the pair ``(x, x')``; an output
+        possible under ``x`` but impossible under ``x'`` makes the entry ``inf``.
+        """
+        m = self.matrix
+        with np.errstate(divide="ignore"):
+            logm = np.log(m)
+        d = m.shape[0]
+        out = np.empty((d, d))
+        for x in range(d):
+            support = m[x] > 0
+            diff = logm[x, support][None, :] - logm[:, support]
+            out[x] = diff.max(axis=1)
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    def output_distribution(self, prior: np.ndarray) -> np.ndarray:
+        """``P(y) = sum_x prior[x] P(y|x)``."""
+        return np.asarray(prior, dtype=float) @ self.matrix
+
+    def to_explicit(self) -> "ExplicitChannel":
+        return self
+
+
+@dataclass(frozen=True)
+class UnaryChannel(Channel):
+    """Structured channel of a unary encoding with per-bit probabilities.
+
+    Bit ``i`` of the output is 1 with probability ``a[i]`` if the input is item ``i`` and
+    with probability ``b[i]`` otherwise; bits are independent given the input.
+    RAPPOR and OUE have constant ``a``, ``b``; IDUE has one pair per privacy level.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+
+    def __post_init__(self) -> None:
+        a = check_probabilities(self.a, "a")
+        b = check_probabilities(self.b, "b")
+        if a.ndim != 1 or a.shape != b.shape:
+            raise ValueError(f"a and b must be 1-d of equal length, got shapes {a.shape} and {b.shape}")
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+
+    @property
+    def n_inputs(self) -> int:
+        return int(self.a.size)
+
+    def separable_log_ratio(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``(u, v)`` with ``L[x, x'] = u[x] + v[x']`` for ``x != x'``.
+
+        Only bits ``x`` and ``x'`` have different laws under the two inputs, so the
+        worst output maximises each of those bits separately:
+        ``u[x] = log max(a_x/b_x, (1-a_x)/(1-b_x))`` and
+        ``v[x'] = log max(b_x'/a_x', (1-b_x')/(1-a_x'))``.
+        """
+        a, b = self.a, self.b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.maximum(_safe_log_ratio(a, b), _safe_log_ratio(1 - a, 1 - b))
+            v = np.maximum(_safe_log_ratio(b, a), _safe_log_ratio(1 - b, 1 - a))
+        return u, v
+
+    def pairwise_log_ratio(self) -> np.ndarray:
+        u, v = self.separable_log_ratio()
+        out = u[:, None] + v[None, :]
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    def ldp_epsilon(self) -> float:
+        """Closed form of the largest pairwise log-ratio without forming the ``d x d`` matrix."""
+        u, v = self.separable_log_ratio()
+        if u.size < 2:
+            return 0.0
+        # max over x != x' of u[x] + v[x']: best x with best x' != x.
+        order_u = np.argsort(-u, kind="stable")[:2]
+        order_v = np.argsort(-v, kind="stable")[:2]
+        best = -np.inf
+        for i in order_u:
+            for j in order_v:
+                if i != j:
+                    best = max(best, float(u[i] + v[j]))
+        return best
+
+    def to_explicit(self, max_bits: int = 16) -> ExplicitChannel:
+        """Enumerate all ``2**d`` outputs (only for ``d <= max_bits``)."""
+        d = self.n_inputs
+        if d > max_bits:
+            raise ValueError(f"enumerating 2**{d} outputs is too large; max_bits={max_bits}")
+        outputs = np.array(list(itertools.product((0, 1), repeat=d)), dtype=bool)  # (2^d, d)
+        probs = np.empty((d, outputs.shape[0]))
+        for x in range(d):
+            p1 = self.b.copy()
+            p1[x] = self.a[x]
+            probs[x] = np.prod(np.where(outputs, p1[None, :], 1 - p1[None, :]), axis=1)
+        return ExplicitChannel(probs, output_labels=tuple(map(tuple, outputs.astype(int))))
+
+
+def _safe_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``log(num/den)`` with the conventions 0/anything -> -inf, positive/0 -> +inf."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    out = np.full(num.shape, -np.inf)
+    pos = num > 0
+    zero_den = pos & (den <= 0)
+    out[zero_den] = np.inf
+    ok = pos & (den > 0)
+    out[ok] = np.log(num[ok]) - np.log(den[ok])
+    return out

@@ -1,0 +1,84 @@
+"""Generalised randomised response (GRR, also k-RR).
+
+Derived in the Foundations chapter (labels ``eq-grr`` and ``thm-pure-variance``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._rng import as_generator
+from ._validation import check_domain_size, check_epsilon, check_items
+from .base import SupportOracle
+from .channels import ExplicitChannel
+
+__all__ = ["GRR"]
+
+#: largest domain for which :meth:`GRR.channel` builds the dense ``d x d`` matrix
+MAX_EXPLICIT_D = 4096
+
+
+class GRR(SupportOracle):
+    """Generalised randomised response over ``d`` items.
+
+    Each user reports the true item with probability ``p = e^eps / (e^eps + d - 1)`` and
+    each other item with probability ``q = 1 / (e^eps + d - 1)``.
+
+    Parameters
+    ----------
+    d
+        Domain size (``>= 2``).
+    epsilon
+        LDP budget, finite and positive.
+    """
+
+    def __init__(self, d: int, epsilon: float) -> None:
+        d = check_domain_size(d)
+        eps = check_epsilon(epsilon)
+        super().__init__(d)
+        self._epsilon = eps
+        denom = math.exp(eps) + d - 1
+        self.p = math.exp(eps) / denom
+        self.q = 1.0 / denom
+        self.p_support = np.full(d, self.p)
+        self.q_support = np.full(d, self.q)
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    def channel(self) -> ExplicitChannel:
+        """The ``d x d`` matrix with ``p`` on the diagonal and ``q`` elsewhere."""
+        if self.d > MAX_EXPLICIT_D:
+            raise ValueError(f"GRR channel matrix for d={self.d} exceeds MAX_EXPLICIT_D={MAX_EXPLICIT_D}")
+        m = np.full((self.d, self.d), self.q)
+        np.fill_diagonal(m, self.p)
+        return ExplicitChannel(m)
+
+    def perturb(self, items: Any, rng: Any = None) -> np.ndarray:
+        """Return one reported item per user (int64 array)."""
+        items = check_items(items, self.d)
+        gen = as_generator(rng)
+        keep = gen.random(items.size) < self.p
+        other = gen.integers(0, self.d - 1, size=items.size)
+        other += other >= items  # uniform over the d-1 items different from the input
+        return np.where(keep, items, other)
+
+    def aggregate(self, reports: Any) -> np.ndarray:
+        reports = check_items(reports, self.d, "reports")
+        return np.bincount(reports, minlength=self.d)
+
+    def n_reports(self, reports: Any) -> int:
+        return int(np.asarray(reports).size)
+
+    def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Report x with probability lam = p - q, else a uniform item of all d (x included):
+        # P(x) = lam + (1 - lam)/d = p and P(y != x) = (1 - lam)/d = q. The kept reports are
+        # independent binomials and the rest one multinomial: exact and O(d).
+        lam = self.p - self.q
+        kept = rng.binomial(counts, lam)
+        rest = int(counts.sum() - kept.sum())
+        return kept + rng.multinomial(rest, np.full(self.d, 1.0 / self.d))

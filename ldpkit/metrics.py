@@ -1,0 +1,426 @@
+"""Accuracy metrics used in the experiments of the four papers, each with its normalisation.
+
+The papers use the same names for different quantities, so every function here states its
+formula, its scale (counts or frequencies) and which paper and figure uses it.  Definitions and
+the reconciliation between papers: Evaluation chapter, label ``sec-metrics`` (one label per
+metric is given in each docstring).
+
+Summary (``c`` true counts, ``c_hat`` estimated counts, ``n`` users, ``f = c / n``):
+
+* ``mse(normalisation="per_user")``: ``sum_i (c_hat_i - c_i)^2 / n`` -- ID-LDP Sec. VII-A
+  (Figs. 2, 3, 5); IPLDP Sec. 7.1 eq. (25) (Figs. 2-4).
+* ``mse(normalisation="sum")``: ``sum_i (c_hat_i - c_i)^2`` -- its expectation is ID-LDP's
+  theoretical total MSE ``sum_i Var[c_hat_i]`` (eq. (7), Table I).
+* ``l2_loss`` / ``l1_loss``: ``sum_x (p_hat_x - p_x)^2`` and ``sum_x |p_hat_x - p_x|`` on
+  frequencies -- IPLDP Sec. 3 and Theorems 3-6 (theory).
+* ``relative_error_topk(aggregate="mean")``: ``(1/k) sum_{i in T(k)} |c_hat_i - c_i| / c_i``
+  -- ID-LDP Sec. VII-A (Figs. 3-8).
+* ``relative_error_topk(aggregate="median")``: median of the same ratios -- FLDP eq. (15),
+  Fig. 4 (reconstructed: the formula was lost).
+* ``relative_error_sum``: ``sum_x |f_x - f_hat_x| / f_x`` over *all* items -- IPLDP eq. (25)
+  (Figs. 2-4).
+* ``topk_precision``: ``|T_hat(k) & T(k)| / k`` -- ID-LDP Sec. VII-B (Fig. 6).
+* ``squared_error_topk``: ``(1/k) sum_{i in T(k)} (f_hat_i - f_i)^2`` -- FLDP eq. (16),
+  Fig. 3 (reconstructed).
+* ``topk_kl_divergence``: ``KL(true || estimate)`` on the true top-k, renormalised -- FLDP
+  eqs. (13)-(14), Fig. 2 (reconstructed).
+* ``ncr``: rank-weighted recall of the true top-k -- FLDP Sec. 6.1 d) (Fig. 5).
+* ``root_average_mse``: ``sqrt(E / N)`` -- LIP Sec. V (Figs. 5-8).
+
+Top-k sets and ranks use one deterministic tie-break everywhere: order by value, largest
+first, and among equal values the smaller item index first (:func:`top_k_items`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Literal
+
+import numpy as np
+
+from ._validation import _describe, check_distribution
+
+__all__ = [
+    "top_k_items",
+    "mse",
+    "l1_loss",
+    "l2_loss",
+    "relative_error_topk",
+    "relative_error_sum",
+    "topk_precision",
+    "squared_error_topk",
+    "kl_divergence",
+    "topk_kl_divergence",
+    "ncr",
+    "root_average_mse",
+]
+
+
+# --------------------------------------------------------------------------- validation
+def _check_vector(values: Any, name: str, nonnegative: bool = False) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must be a numeric vector, got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d vector, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    bad = ~np.isfinite(arr)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite, got {arr[bad][0]!r} at item {int(np.flatnonzero(bad)[0])}")
+    if nonnegative and np.any(arr < 0):
+        i = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} must be non-negative, got {arr[i]!r} at item {i}")
+    return arr
+
+
+def _check_pair(true: Any, est: Any, true_name: str = "true", est_name: str = "est") -> tuple[np.ndarray, np.ndarray]:
+    """Validate a (truth, estimate) pair: 1-d, same length, non-empty, finite, truth >= 0."""
+    t = _check_vector(true, true_name, nonnegative=True)
+    e = _check_vector(est, est_name)
+    if t.size != e.size:
+        raise ValueError(f"{true_name} has length {t.size} but {est_name} has length {e.size}")
+    return t, e
+
+
+def _check_k(k: Any, d: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= d:
+        raise ValueError(f"k must be an integer in 1..{d}, got {_describe(k)}")
+    return int(k)
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {_describe(value)}")
+    return value
+
+
+def _check_positive_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+    out = float(value)
+    if not math.isfinite(out) or out <= 0.0:
+        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+    return out
+
+
+# --------------------------------------------------------------------------- ranking
+def top_k_items(values: Any, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest entries of ``values``, in rank order.
+
+    Ties are broken deterministically by item index: among equal values the smaller index
+    ranks higher.  Every top-k metric in this module uses this rule, for the true and the
+    estimated ranking alike (Evaluation chapter, label ``def-topk-ties``).
+
+    Parameters
+    ----------
+    values
+        1-d finite vector (counts, frequencies or estimates; negative values allowed).
+    k
+        Integer in ``1..len(values)``.
+    """
+    v = _check_vector(values, "values")
+    k = _check_k(k, v.size)
+    return np.argsort(-v, kind="stable")[:k]
+
+
+def _ranked(values: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-values, kind="stable")[:k]
+
+
+# --------------------------------------------------------------------------- squared errors
+def mse(
+    true_counts: Any,
+    est_counts: Any,
+    *,
+    normalisation: Literal["per_user", "sum", "mean"] = "per_user",
+    n: float | None = None,
+) -> float:
+    """Total squared error of one estimate of the count vector, in a stated normalisation.
+
+    ``normalisation``:
+
+    ``"per_user"`` (default)
+        ``sum_i (c_hat_i - c_i)^2 / n``: the squared count error summed over *all* items and
+        divided by the number of users.  Equals ``n * l2_loss(f, f_hat)`` for single-item data.
+        ID-LDP (Gu et al., ``gu2020idldp``) Sec. VII-A "Evaluation Metrics", plotted in
+        Figs. 2, 3 and 5 (one run; the papers average over 10 repeats).  IPLDP (Li et al.,
+        ``li2023ipldp``) Sec. 7.1 "Metrics", eq. (25), Figs. 2-4 (f_x there is the true
+        *count*; averaged over 100 repeats).
+    ``"sum"``
+        ``sum_i (c_hat_i - c_i)^2``: its expectation is the "total MSE" ``sum_i Var[c_hat_i]``
+        of ID-LDP's theory (eq. (7), Table I), i.e. :meth:`ldpkit.base.FrequencyOracle.mse`.
+    ``"mean"``
+        ``sum_i (c_hat_i - c_i)^2 / d``, the per-item average (not used by the four papers;
+        offered because "MSE" is often read this way).
+
+    Averaging over repeated runs is left to the caller.  Evaluation chapter, label
+    ``def-metric-mse``.
+
+    Parameters
+    ----------
+    true_counts, est_counts
+        True and estimated counts, same length.
+    normalisation
+        See above.
+    n
+        Number of users for ``"per_user"``; defaults to ``sum(true_counts)``, which is right
+        for single-item data only (pass it for set-valued data such as IDUE-PS, where the
+        counts sum to more than ``n``).
+    """
+    t, e = _check_pair(true_counts, est_counts, "true_counts", "est_counts")
+    norm = _check_choice(normalisation, "normalisation", ("per_user", "sum", "mean"))
+    sq = float(np.sum((e - t) ** 2))
+    if norm == "sum":
+        return sq
+    if norm == "mean":
+        return sq / t.size
+    if n is None:
+        users = float(t.sum())
+        if users <= 0:
+            raise ValueError(f"true_counts sum to {users!r}; pass n explicitly for normalisation='per_user'")
+    else:
+        users = _check_positive_real(n, "n")
+    return sq / users
+
+
+def l2_loss(p: Any, p_hat: Any) -> float:
+    """``l2(p, p_hat) = sum_x (p_hat_x - p_x)^2`` on the frequency (probability) scale.
+
+    The squared Euclidean distance, *not* its square root.  IPLDP (``li2023ipldp``) Sec. 3
+    (definition), Theorems 3-6 (expected loss of the empirical estimator).  Evaluation
+    chapter, label ``def-metric-lp``.
+    """
+    t, e = _check_pair(p, p_hat, "p", "p_hat")
+    return float(np.sum((e - t) ** 2))
+
+
+def l1_loss(p: Any, p_hat: Any) -> float:
+    """``l1(p, p_hat) = sum_x |p_hat_x - p_x|`` on the frequency scale (twice the total variation
+    distance when both are distributions).  IPLDP (``li2023ipldp``) Sec. 3, Theorems 3-6.
+    Evaluation chapter, label ``def-metric-lp``.
+    """
+    t, e = _check_pair(p, p_hat, "p", "p_hat")
+    return float(np.sum(np.abs(e - t)))
+
+
+def squared_error_topk(
+    true: Any,
+    est: Any,
+    k: int,
+    *,
+    reduction: Literal["mean", "sum"] = "mean",
+    candidates: Literal["true", "estimated"] = "true",
+) -> float:
+    """Squared error restricted to top-k items: ``(1/k) sum_{i in T} (f_hat_i - f_i)^2``.
+
+    FLDP (Zhao et al., ``zhao2022fldp``) Sec. 6.1 c), eq. (16), Fig. 3 (top 20/50/100, on
+    frequencies).  The formula was lost from the FLDP text; it cites Wang et al.
+    ``wang2018locally``, whose squared-error metric averages over the evaluated items, so the
+    default is the mean over the true top-k (``reduction="sum"`` drops the ``1/k``).
+    Pass frequencies to match FLDP (the metric scales quadratically).  Evaluation chapter,
+    label ``def-metric-se``.
+
+    Parameters
+    ----------
+    true, est
+        True and estimated values (same scale).
+    k
+        Number of items evaluated, ``1..d``.
+    reduction
+        ``"mean"`` (default) or ``"sum"`` over the ``k`` items.
+    candidates
+        ``"true"``: the true top-k ``T(k)``; ``"estimated"``: the estimated top-k.
+    """
+    t, e = _check_pair(true, est)
+    k = _check_k(k, t.size)
+    red = _check_choice(reduction, "reduction", ("mean", "sum"))
+    cand = _check_choice(candidates, "candidates", ("true", "estimated"))
+    idx = _ranked(t if cand == "true" else e, k)
+    sq = (e[idx] - t[idx]) ** 2
+    return float(sq.mean() if red == "mean" else sq.sum())
+
+
+# --------------------------------------------------------------------------- relative errors
+def _relative_errors(t: np.ndarray, e: np.ndarray, idx: np.ndarray, zero_truth: str) -> np.ndarray:
+    tv = t[idx]
+    zero = tv == 0
+    if np.any(zero):
+        if zero_truth == "raise":
+            item = int(idx[np.flatnonzero(zero)[0]])
+            raise ValueError(f"true value of item {item} is 0: its relative error is undefined (use zero_truth='skip')")
+        idx, tv = idx[~zero], tv[~zero]
+        if idx.size == 0:
+            raise ValueError("every evaluated item has true value 0: relative error undefined")
+    return np.abs(e[idx] - tv) / tv
+
+
+def relative_error_topk(
+    true: Any,
+    est: Any,
+    k: int,
+    *,
+    aggregate: Literal["mean", "median"] = "mean",
+    candidates: Literal["true", "estimated"] = "true",
+    zero_truth: Literal["raise", "skip"] = "raise",
+) -> float:
+    """Relative error ``|est_i - true_i| / true_i`` over top-k items, averaged or median.
+
+    ``aggregate="mean"`` over the true top-k (the defaults) is ID-LDP's
+    ``RE(k) = (1/k) sum_{i in T(k)} |c_hat_i - c_i| / c_i`` (``gu2020idldp`` Sec. VII-A,
+    Figs. 3-8; k = 20, 50 or 100 depending on the figure).
+
+    ``aggregate="median"`` is our reconstruction of FLDP's RE (``zhao2022fldp`` Sec. 6.1 b),
+    eq. (15), Fig. 4; formula lost from the text): FLDP cites PrivBasis (Li et al., VLDB
+    2012), whose relative error is the *median* of the per-item ratios over the evaluated
+    top-k set.  Whether FLDP evaluates the true or the estimated top-k is not recoverable;
+    ``candidates`` selects it.  The two definitions differ (mean vs median), hence both.
+
+    The metric is scale-free: counts or frequencies give the same value.  Evaluation chapter,
+    label ``def-metric-re``.
+
+    Parameters
+    ----------
+    true, est
+        True and estimated values, same length and scale.
+    k
+        ``1..d``.
+    aggregate
+        ``"mean"`` or ``"median"``.
+    candidates
+        ``"true"`` (``T(k)``) or ``"estimated"`` (top-k of ``est``).
+    zero_truth
+        An evaluated item with true value 0 has no relative error: ``"raise"`` (default)
+        or ``"skip"`` it (the aggregate is then over fewer than ``k`` items).
+    """
+    t, e = _check_pair(true, est)
+    k = _check_k(k, t.size)
+    agg = _check_choice(aggregate, "aggregate", ("mean", "median"))
+    cand = _check_choice(candidates, "candidates", ("true", "estimated"))
+    zt = _check_choice(zero_truth, "zero_truth", ("raise", "skip"))
+    rel = _relative_errors(t, e, _ranked(t if cand == "true" else e, k), zt)
+    return float(np.mean(rel) if agg == "mean" else np.median(rel))
+
+
+def relative_error_sum(true: Any, est: Any, *, zero_truth: Literal["raise", "skip"] = "raise") -> float:
+    """IPLDP's RE: ``sum_x |f_x - f_hat_x| / f_x``, *summed* over every item of the domain.
+
+    ``li2023ipldp`` Sec. 7.1 "Metrics", eq. (25) (Figs. 2-4), same in the 2023 preprint
+    ``li2023ipldppreprint`` Sec. 7.1.2.  Unlike ID-LDP's RE it is neither restricted to the
+    top-k nor divided by the number of items, so it grows with ``|D|``; it is undefined when
+    an item has true count 0 (``zero_truth``).  Scale-free.  Evaluation chapter, label
+    ``def-metric-re``.
+    """
+    t, e = _check_pair(true, est)
+    zt = _check_choice(zero_truth, "zero_truth", ("raise", "skip"))
+    return float(np.sum(_relative_errors(t, e, np.arange(t.size), zt)))
+
+
+# --------------------------------------------------------------------------- top-k identification
+def topk_precision(true: Any, est: Any, k: int) -> float:
+    """Precision of top-k identification: ``|T_hat(k) & T(k)| / k``.
+
+    ``T_hat(k)`` is the top-k of the estimates, ``T(k)`` the true top-k (ties by item index,
+    :func:`top_k_items`).  Both sets have ``k`` elements, so precision equals recall here.
+    ID-LDP (``gu2020idldp``) Sec. VII-B, Fig. 6.  Evaluation chapter, label
+    ``def-metric-precision``.
+    """
+    t, e = _check_pair(true, est)
+    k = _check_k(k, t.size)
+    hits = np.intersect1d(_ranked(t, k), _ranked(e, k), assume_unique=True).size
+    return hits / k
+
+
+def ncr(true: Any, est: Any, k: int) -> float:
+    """Normalised cumulative rank (NCR) of the estimated top-k.
+
+    The item of true rank ``r`` (``r = 1`` the most frequent) scores ``k - r + 1`` when
+    ``r <= k`` and 0 otherwise; NCR is the total score of the items in the estimated top-k
+    divided by the largest possible total ``k (k + 1) / 2`` (achieved when the estimated
+    top-k equals the true top-k, in any order).  So ``NCR`` is in ``[0, 1]``, rewards finding
+    the most frequent items more than the borderline ones, and ignores the order within the
+    returned set.
+
+    FLDP (``zhao2022fldp``) Sec. 6.1 d), Fig. 5, cites Wang et al. (heavy hitters, 2017)
+    and ``wang2018locally``; the FLDP formula was lost, this follows its prose (score k for the
+    top item down to 1 for the k-th, 0 for the rest, normalised by the maximum score).
+    Ties in either ranking are broken by item index.  Evaluation chapter, label
+    ``def-metric-ncr``.
+    """
+    t, e = _check_pair(true, est)
+    k = _check_k(k, t.size)
+    score = np.zeros(t.size)
+    score[_ranked(t, k)] = np.arange(k, 0, -1, dtype=float)
+    return float(score[_ranked(e, k)].sum() / (k * (k + 1) / 2))
+
+
+# --------------------------------------------------------------------------- divergences
+def kl_divergence(p: Any, q: Any, *, smoothing: float | None = None) -> float:
+    """Kullback-Leibler divergence ``KL(p || q) = sum_x p_x log(p_x / q_x)`` in nats.
+
+    ``p`` is the reference (true) distribution and ``q`` the estimate.  Terms with
+    ``p_x = 0`` are 0 (the convention ``0 log 0 = 0``).  A ``q_x = 0`` where ``p_x > 0``
+    makes the divergence infinite: by default that raises :class:`ValueError` naming the
+    item; with ``smoothing = s > 0``, ``q`` is first replaced by ``(q + s) / (1 + d s)``
+    (additive smoothing, which keeps it a distribution).  Evaluation chapter, label
+    ``def-metric-kl``.
+
+    Parameters
+    ----------
+    p, q
+        Probability vectors of the same length (entries in [0, 1] summing to 1).
+    smoothing
+        ``None`` (default, raise on an infinite divergence) or a finite positive ``s``.
+    """
+    pv = check_distribution(p, name="p")
+    qv = check_distribution(q, pv.size, name="q")
+    if smoothing is not None:
+        s = _check_positive_real(smoothing, "smoothing")
+        qv = (qv + s) / (1.0 + pv.size * s)
+    support = pv > 0
+    bad = support & (qv <= 0)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"q[{i}] = 0 while p[{i}] = {pv[i]!r} > 0: KL divergence is infinite (pass smoothing)")
+    return float(np.sum(pv[support] * (np.log(pv[support]) - np.log(qv[support]))))
+
+
+def topk_kl_divergence(true: Any, est: Any, k: int, *, smoothing: float | None = None) -> float:
+    """KL divergence between the true and the estimated distribution on the true top-k items.
+
+    Our reconstruction of FLDP's KLD (``zhao2022fldp`` Sec. 6.1 a), eqs. (13)-(14), Fig. 2,
+    top 20/50/100; the formulas were lost from the text).  Restrict both vectors to the true
+    top-k items ``T(k)``, clip the estimates at 0, renormalise each to sum to 1, and return
+    ``KL(true || est)`` (:func:`kl_divergence`; the true distribution is the reference, the
+    usual direction for evaluating an estimator).  Zeros in the estimate on an item with
+    positive truth raise unless ``smoothing`` is given; an estimate that is non-positive on
+    all of ``T(k)`` always raises.  Scale-free in both arguments.  Evaluation chapter,
+    label ``def-metric-kl``.
+    """
+    t, e = _check_pair(true, est)
+    k = _check_k(k, t.size)
+    idx = _ranked(t, k)
+    tv = t[idx]
+    ev = np.clip(e[idx], 0.0, None)
+    if tv.sum() <= 0:
+        raise ValueError(f"true values sum to 0 on the top-{k} items: no reference distribution")
+    if ev.sum() <= 0:
+        raise ValueError(f"estimates are all <= 0 on the true top-{k} items: no estimated distribution")
+    return kl_divergence(tv / tv.sum(), ev / ev.sum(), smoothing=smoothing)
+
+
+# --------------------------------------------------------------------------- LIP
+def root_average_mse(total_mse: float, n: int) -> float:
+    """``sqrt(E / N)``: LIP's "square root average MSE" of an aggregate sum.
+
+    ``E = E[(S - S_hat)^2]`` is the mean squared error of the estimate of the sum
+    ``S = sum_i X_i`` over ``N`` users (computed exactly or averaged over runs).  Jiang et
+    al. (``jiang2018lip``) Sec. V (first paragraph) and the y-axes of Figs. 5-8 (Fig. 7
+    caption).  Evaluation chapter, label ``def-metric-lip``.
+    """
+    if isinstance(total_mse, bool) or not isinstance(total_mse, numbers.Real) or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
+        raise ValueError(f"total_mse must be a finite non-negative real number, got {_describe(total_mse)}")
+    users = _check_positive_real(n, "n")
+    return math.sqrt(float(total_mse) / users)

@@ -1,0 +1,329 @@
+"""Post-processing of frequency estimates: clipping, Norm-Sub and maximum-likelihood EM.
+
+The unbiased estimators of :mod:`ldpkit.base` can return negative counts and vectors that do
+not sum to the number of users.  Three ways to repair that are implemented here:
+
+* :func:`clip` -- set negative entries to zero (and optionally cap them at ``n``);
+* :func:`norm_sub` -- Norm-Sub of Wang et al. (NDSS 2020, ``wang2020locally``): subtract one
+  constant from every entry and clip at zero so that the result sums to the required total.
+  It is exactly the Euclidean projection onto the scaled probability simplex and is computed
+  exactly by sorting (Estimation chapter, label ``thm-norm-sub-projection``);
+* :func:`em_estimate` -- the maximum-likelihood estimate of the input distribution from the
+  observed output counts of any channel with a finite output space, by the
+  expectation-maximisation iteration (Estimation chapter, labels ``def-channel-mle``,
+  ``thm-em-update`` and ``thm-em-kkt``).
+
+Post-processing never touches the users' reports again, so it costs no privacy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validation import _describe, check_counts, check_distribution, check_positive_int
+from .channels import Channel, ExplicitChannel
+
+__all__ = [
+    "clip",
+    "norm_sub",
+    "em_estimate",
+    "EMResult",
+    "EMConvergenceWarning",
+    "EMConvergenceError",
+]
+
+
+# --------------------------------------------------------------------------- validation
+def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.ndarray:
+    """Return ``est`` as a non-empty finite float array (1-d, or 2-d rows when allowed)."""
+    arr = np.asarray(est)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    allowed = (1, 2) if allow_2d else (1,)
+    if arr.ndim not in allowed:
+        what = "a 1-d vector or a 2-d array of row vectors" if allow_2d else "a 1-d vector"
+        raise ValueError(f"{name} must be {what}, got shape {arr.shape}")
+    if arr.size == 0 or arr.shape[-1] == 0:
+        raise ValueError(f"{name} is empty")
+    bad = ~np.isfinite(arr)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite, got {arr[bad][0]!r}")
+    return arr
+
+
+def _check_positive_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+    out = float(value)
+    if not math.isfinite(out) or out <= 0.0:
+        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+    return out
+
+
+# --------------------------------------------------------------------------- clipping
+def clip(est: Any, n: float | None = None) -> np.ndarray:
+    """Clip estimates to ``[0, n]`` (to ``[0, inf)`` when ``n`` is ``None``).
+
+    Parameters
+    ----------
+    est
+        Estimated counts or frequencies: a 1-d vector, or a 2-d array of independent rows
+        (e.g. the trials returned by :meth:`ldpkit.base.FrequencyOracle.simulate`).
+    n
+        Optional upper bound, typically the number of users (counts) or 1 (frequencies).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float array; the input is not modified.  Clipping does not restore the total,
+        see :func:`norm_sub` for that.
+    """
+    arr = _check_estimates(est, allow_2d=True)
+    upper = np.inf if n is None else _check_positive_real(n, "n")
+    return np.clip(arr, 0.0, upper)
+
+
+# --------------------------------------------------------------------------- Norm-Sub
+def norm_sub(est: Any, total: float) -> np.ndarray:
+    """Norm-Sub: shift all estimates by one constant and clip at zero so that they sum to ``total``.
+
+    Finds the unique ``delta`` with ``sum_i max(est_i - delta, 0) = total`` and returns
+    ``max(est - delta, 0)``.  The map ``delta -> sum_i max(est_i - delta, 0)`` is continuous,
+    strictly decreasing where positive and piecewise linear, so ``delta`` is found exactly by
+    sorting: with ``u`` the estimates in decreasing order and ``S_j = u_1 + ... + u_j``, the
+    support size is ``rho = max{j : u_j > (S_j - total)/j}`` and ``delta = (S_rho - total)/rho``.
+    Cost ``O(d log d)`` per vector, no iteration.
+
+    The result is the Euclidean projection of ``est`` onto the scaled simplex
+    ``{x : x >= 0, sum(x) = total}`` (the KKT conditions of that projection are exactly the
+    thresholding above; Estimation chapter, label ``thm-norm-sub-projection``).  It is the
+    Norm-Sub post-processing of Wang et al. ``wang2020locally``.  When the positive estimates
+    already sum to at least ``total`` (the usual case: pure-protocol estimates sum to about
+    ``n``), ``delta >= 0`` and the result coincides with their "zero the negatives, then
+    subtract from the positives until consistent" description.  When they sum to less,
+    ``delta < 0`` and the projection also lifts entries in ``(delta, 0]``, whereas a literal
+    "add only to the positive entries" reading would leave them at zero; the projection is
+    the form implemented here.
+
+    Parameters
+    ----------
+    est
+        Estimated counts or frequencies: a 1-d vector or a 2-d array of independent rows.
+    total
+        Required sum, finite and positive: ``n`` for counts, ``1`` for frequencies.
+
+    Returns
+    -------
+    numpy.ndarray
+        Non-negative array of the same shape whose (row) sums equal ``total`` up to float
+        rounding.
+    """
+    arr = _check_estimates(est, allow_2d=True)
+    tot = _check_positive_real(total, "total")
+    rows = np.atleast_2d(arr)
+    u = -np.sort(-rows, axis=1)  # decreasing
+    css = np.cumsum(u, axis=1)
+    j = np.arange(1, rows.shape[1] + 1, dtype=float)
+    cond = u - (css - tot) / j > 0
+    # cond is true for j = 1 (u_1 - (u_1 - tot) = tot > 0) and holds on a prefix.
+    rho = cond.shape[1] - np.argmax(cond[:, ::-1], axis=1)  # largest j (1-based) with cond true
+    delta = (css[np.arange(rows.shape[0]), rho - 1] - tot) / rho
+    out = np.maximum(rows - delta[:, None], 0.0)
+    return out[0] if arr.ndim == 1 else out
+
+
+# --------------------------------------------------------------------------- EM / MLE
+class EMConvergenceWarning(RuntimeWarning):
+    """Emitted by :func:`em_estimate` when the iteration limit is hit before convergence."""
+
+
+class EMConvergenceError(RuntimeError):
+    """Raised by :func:`em_estimate` with ``strict=True`` when EM does not converge."""
+
+
+@dataclass(frozen=True)
+class EMResult:
+    """Result of :func:`em_estimate`.
+
+    Attributes
+    ----------
+    frequencies
+        Estimated input distribution ``pi`` (non-negative, sums to 1).
+    counts
+        ``n * frequencies`` with ``n`` the number of observed reports (single-item data).
+    log_likelihood
+        ``sum_y m_y log (P^T pi)_y`` at the returned estimate (multinomial coefficient
+        omitted).
+    iterations
+        Number of EM updates performed.
+    converged
+        Whether the stopping rule was met before ``max_iter``.
+    n
+        Number of observed reports ``sum_y m_y``.
+    history
+        Log-likelihood before the first update and after every update (length
+        ``iterations + 1``) when requested, else ``None``.
+    """
+
+    frequencies: np.ndarray
+    counts: np.ndarray
+    log_likelihood: float
+    iterations: int
+    converged: bool
+    n: int
+    history: np.ndarray | None = None
+
+
+def _as_explicit(channel: Any) -> ExplicitChannel:
+    if isinstance(channel, ExplicitChannel):
+        return channel
+    if isinstance(channel, Channel):
+        return channel.to_explicit()
+    return ExplicitChannel(np.asarray(channel, dtype=float))
+
+
+def _log_likelihood(m: np.ndarray, q: np.ndarray) -> float:
+    return float(np.dot(m, np.log(q)))
+
+
+def em_estimate(
+    channel: Any,
+    output_counts: Any,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    init: Any = None,
+    *,
+    strict: bool = False,
+    history: bool = False,
+) -> EMResult:
+    """Maximum-likelihood estimate of the input distribution by expectation-maximisation.
+
+    Model: each of ``n`` users holds an item ``x ~ pi`` and reports ``y`` with probability
+    ``P[x, y]``, so the output counts ``m`` are multinomial with cell probabilities
+    ``q = P^T pi``.  The log-likelihood (without the multinomial coefficient) is
+    ``L(pi) = sum_y m_y log q_y``.  Treating the hidden inputs as missing data, the E-step
+    computes the expected number of users with input ``x``,
+    ``sum_y m_y pi_x P[x, y] / q_y``, and the M-step divides it by ``n``.  Hence
+
+        ``pi_x  <-  pi_x * [P (m / (n q))]_x``,   with ``q = P^T pi``,
+
+    which already sums to one (``sum_x pi_x P[x, y] = q_y``); the code renormalises only to
+    remove rounding drift.  Each update does not decrease ``L`` (the usual EM argument), and
+    a fixed point with ``pi_x > 0`` satisfies ``dL/dpi_x = n``, the KKT condition of
+    maximising ``L`` over the simplex with multiplier ``n`` (and ``dL/dpi_x <= n`` at the
+    MLE where ``pi_x = 0``).  ``L`` is concave, so every KKT point is a global maximiser.
+    For an invertible square channel whose unbiased estimate ``(P^T)^{-1} m / n`` lies in the
+    simplex, that estimate makes ``q = m / n`` and is therefore the MLE.
+    Derivation: Estimation chapter, labels ``def-channel-mle``, ``thm-em-update`` and
+    ``thm-em-kkt``.
+
+    Parameters
+    ----------
+    channel
+        An :class:`~ldpkit.channels.ExplicitChannel`, any :class:`~ldpkit.channels.Channel`
+        (converted with ``to_explicit()``) or a row-stochastic matrix ``P[x, y]`` of shape
+        ``(n_inputs, n_outputs)``.
+    output_counts
+        Non-negative integer counts of each output, length ``n_outputs``, not all zero.
+    tol
+        Stop when one update raises the *per-report* log-likelihood ``L / n`` by at most
+        ``tol`` (finite, positive).
+    max_iter
+        Maximum number of updates (``>= 1``).
+    init
+        Starting distribution, strictly positive (a zero entry can never become positive
+        under the multiplicative update); uniform by default.
+    strict
+        Raise :class:`EMConvergenceError` instead of warning when not converged.
+    history
+        Record the log-likelihood after every update in :attr:`EMResult.history`.
+
+    Returns
+    -------
+    EMResult
+
+    Raises
+    ------
+    ValueError
+        Bad inputs, or an observed output that the channel can never produce (the
+        likelihood is then zero for every ``pi``).
+    EMConvergenceError
+        With ``strict=True`` when ``max_iter`` is reached before the stopping rule.
+
+    Warns
+    -----
+    EMConvergenceWarning
+        With ``strict=False`` when ``max_iter`` is reached; ``converged`` is then ``False``.
+    """
+    ch = _as_explicit(channel)
+    P = ch.matrix
+    d, k = P.shape
+    m_all = check_counts(output_counts, k, "output_counts")
+    tol = _check_positive_real(tol, "tol")
+    max_iter = check_positive_int(max_iter, "max_iter")
+    if not isinstance(strict, bool):
+        raise ValueError(f"strict must be a bool, got {_describe(strict)}")
+    if not isinstance(history, bool):
+        raise ValueError(f"history must be a bool, got {_describe(history)}")
+    if init is None:
+        pi = np.full(d, 1.0 / d)
+    else:
+        pi = check_distribution(init, d, "init").copy()
+        if np.any(pi <= 0):
+            raise ValueError(f"init must be strictly positive, has {pi[pi <= 0][0]!r} at input {int(np.argmin(pi))}")
+        pi /= pi.sum()
+
+    observed = m_all > 0
+    impossible = observed & (P.max(axis=0) <= 0)
+    if np.any(impossible):
+        y = int(np.flatnonzero(impossible)[0])
+        raise ValueError(f"output_counts[{y}] = {int(m_all[y])} but the channel never produces output {y}")
+    # Outputs never observed do not enter the likelihood or the update.
+    Pm = P[:, observed]
+    m = m_all[observed].astype(float)
+    n = float(m.sum())
+    w = m / n
+
+    q = pi @ Pm
+    ll = _log_likelihood(m, q)
+    trace = [ll] if history else None
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        pi = pi * (Pm @ (w / q))
+        pi /= pi.sum()
+        q = pi @ Pm
+        new_ll = _log_likelihood(m, q)
+        if trace is not None:
+            trace.append(new_ll)
+        gain = (new_ll - ll) / n
+        ll = new_ll
+        if gain <= tol:
+            converged = True
+            break
+
+    if not converged:
+        msg = (
+            f"EM did not converge in max_iter={max_iter} iterations "
+            f"(last per-report log-likelihood gain {gain!r} > tol={tol!r})"
+        )
+        if strict:
+            raise EMConvergenceError(msg)
+        warnings.warn(msg, EMConvergenceWarning, stacklevel=2)
+
+    return EMResult(
+        frequencies=pi,
+        counts=pi * n,
+        log_likelihood=ll,
+        iterations=it,
+        converged=converged,
+        n=int(n),
+        history=None if trace is None else np.asarray(trace),
+    )

@@ -1,0 +1,156 @@
+"""Unary encodings: symmetric (basic RAPPOR), optimised (OUE) and general per-bit forms.
+
+Derived in the Foundations chapter (labels ``eq-ue``, ``thm-ue-pairwise``,
+``thm-pure-variance``).  Reports are bit-packed (one bit per item), sampled in chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._rng import as_generator
+from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows
+from ._validation import check_domain_size, check_epsilon, check_items, check_probabilities
+from .base import SupportOracle
+from .channels import UnaryChannel
+
+__all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE"]
+
+#: bit k (np.packbits order) of every byte value, as integers: shape (256, 8)
+_PATTERN_BITS_INT = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)[None, :]) & 1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class UnaryReports:
+    """Bit-packed unary reports: ``bits[u]`` holds user ``u``'s ``d`` bits (``np.packbits`` order)."""
+
+    bits: np.ndarray
+    d: int
+
+    def __len__(self) -> int:
+        return int(self.bits.shape[0])
+
+    def to_dense(self) -> np.ndarray:
+        """Unpack to a boolean ``(n, d)`` matrix (for small inputs and tests)."""
+        return np.unpackbits(self.bits, axis=1, count=self.d).astype(bool)
+
+
+class UnaryEncoding(SupportOracle):
+    """Unary encoding with per-item bit probabilities.
+
+    Bit ``i`` of a user's report is 1 with probability ``a[i]`` when the user holds ``i``
+    and ``b[i]`` otherwise.  The declared epsilon is the tight LDP epsilon of that channel:
+    ``max_{x != x'} [log max(a_x/b_x, (1-a_x)/(1-b_x)) + log max(b_x'/a_x', (1-b_x')/(1-a_x'))]``.
+
+    Parameters
+    ----------
+    a, b
+        Arrays of length ``d`` with ``a[i] != b[i]`` (the estimator divides by ``a - b``).
+    """
+
+    def __init__(self, a: Any, b: Any) -> None:
+        a = check_probabilities(a, "a")
+        b = check_probabilities(b, "b")
+        if a.ndim != 1 or a.shape != b.shape:
+            raise ValueError(f"a and b must be 1-d of equal length, got shapes {a.shape} and {b.shape}")
+        check_domain_size(a.size, "len(a)")
+        same = a == b
+        if np.any(same):
+            raise ValueError(f"a[i] must differ from b[i]; equal at item {int(np.flatnonzero(same)[0])} ({a[same][0]!r})")
+        super().__init__(int(a.size))
+        self.a = a
+        self.b = b
+        self.p_support = a
+        self.q_support = b
+        self._channel = UnaryChannel(a, b)
+        self._sampler: PackedBernoulli | None = None
+
+    @property
+    def epsilon(self) -> float:
+        return self._channel.ldp_epsilon()
+
+    def channel(self) -> UnaryChannel:
+        return self._channel
+
+    def perturb(self, items: Any, rng: Any = None) -> UnaryReports:
+        """Sample each user's ``d`` bits (exact Bernoulli sampling, bit-packed output)."""
+        items = check_items(items, self.d)
+        gen = as_generator(rng)
+        n = items.size
+        packed = np.empty((n, (self.d + 7) // 8), dtype=np.uint8)
+        if self._sampler is None:
+            self._sampler = PackedBernoulli(self.b)
+        step = chunk_rows(n, self.d)
+        for start in range(0, n, step):
+            x = items[start : start + step]
+            rows = np.arange(x.size)
+            if self._sampler.supported:
+                block = self._sampler.sample(gen, x.size)
+            else:
+                block = np.packbits(bernoulli_matrix(gen, x.size, self.b), axis=1)
+            # overwrite each user's own bit with a Bernoulli(a_x) draw
+            mask = (np.uint8(0x80) >> (x & 7).astype(np.uint8)).astype(np.uint8)
+            own = gen.random(x.size) < self.a[x]
+            cols = x >> 3
+            block[rows, cols] = (block[rows, cols] & ~mask) | np.where(own, mask, np.uint8(0))
+            packed[start : start + step] = block
+        return UnaryReports(packed, self.d)
+
+    def aggregate(self, reports: UnaryReports) -> np.ndarray:
+        if not isinstance(reports, UnaryReports) or reports.d != self.d:
+            raise ValueError(f"reports must be UnaryReports over d={self.d} items")
+        if len(reports) == 0:
+            raise ValueError("reports is empty: at least one user is needed")
+        # Histogram each byte column's 256 values, then read the 8 bit counts off the table
+        # of byte patterns: far cheaper than unpacking every bit.
+        n_bytes = reports.bits.shape[1]
+        hist = np.zeros(n_bytes * 256, dtype=np.int64)
+        offsets = (np.arange(n_bytes, dtype=np.int64) * 256)[None, :]
+        step = chunk_rows(len(reports), n_bytes * 8)
+        for start in range(0, len(reports), step):
+            block = reports.bits[start : start + step]
+            hist += np.bincount((block + offsets).reshape(-1), minlength=n_bytes * 256)
+        bit_counts = hist.reshape(n_bytes, 256) @ _PATTERN_BITS_INT  # (n_bytes, 8)
+        return bit_counts.reshape(-1)[: self.d]
+
+    def n_reports(self, reports: UnaryReports) -> int:
+        return len(reports)
+
+    def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Bits are independent across users and items: each support count is a sum of two
+        # binomials, which is the exact joint distribution.
+        n = int(counts.sum())
+        return rng.binomial(counts, self.a) + rng.binomial(n - counts, self.b)
+
+
+class RAPPOR(UnaryEncoding):
+    """Basic (one-time) RAPPOR: symmetric unary encoding, ``a = e^{eps/2}/(e^{eps/2}+1)``, ``b = 1 - a``."""
+
+    def __init__(self, d: int, epsilon: float) -> None:
+        d = check_domain_size(d)
+        eps = check_epsilon(epsilon)
+        a = math.exp(eps / 2) / (math.exp(eps / 2) + 1)
+        super().__init__(np.full(d, a), np.full(d, 1 - a))
+        self._declared = eps
+
+    @property
+    def epsilon(self) -> float:
+        return self._declared
+
+
+class OUE(UnaryEncoding):
+    """Optimised unary encoding (Wang et al. 2017): ``a = 1/2``, ``b = 1/(e^eps + 1)``."""
+
+    def __init__(self, d: int, epsilon: float) -> None:
+        d = check_domain_size(d)
+        eps = check_epsilon(epsilon)
+        super().__init__(np.full(d, 0.5), np.full(d, 1 / (math.exp(eps) + 1)))
+        self._declared = eps
+
+    @property
+    def epsilon(self) -> float:
+        return self._declared

@@ -1,0 +1,168 @@
+"""Utility-optimised randomised response (uRR) for utility-optimised LDP (ULDP).
+
+Murakami and Kawamoto (USENIX Security 2019, :cite:`murakami2019utility`) split the domain
+into sensitive items ``X_S`` (``d_S = |X_S| >= 1``) and non-sensitive items ``X_N``.  ULDP asks
+for the LDP ratio bound only on *protected* outputs and lets the other outputs reveal a
+non-sensitive input.  Derived in the ID-LDP chapter (labels ``def-uldp``, ``eq-urr`` and
+``thm-urr-uldp``); the estimator is the pure-protocol one (Foundations chapter, label
+``thm-pure-variance``).
+
+With ``D = d_S + e^eps - 1`` the channel is
+
+* sensitive input ``x``: output ``x`` w.p. ``c1 = e^eps / D``, each other sensitive item
+  w.p. ``c2 = 1 / D``, never a non-sensitive item;
+* non-sensitive input ``x``: output ``x`` w.p. ``c3 = (e^eps - 1) / D``, each sensitive item
+  w.p. ``c2``, never another non-sensitive item.
+
+Checks from first principles (also done by enumeration in the tests):
+
+* rows sum to one: ``c1 + (d_S - 1) c2 = (e^eps + d_S - 1) / D = 1`` and
+  ``c3 + d_S c2 = (e^eps - 1 + d_S) / D = 1``;
+* the protected outputs are the sensitive items; each has probability ``c1`` or ``c2``
+  under every input, so the ratio is at most ``c1 / c2 = e^eps`` (attained by the pair
+  "input = y" versus any other input);
+* a non-sensitive output ``y`` has probability ``c3 > 0`` under input ``y`` and 0 under every
+  other input: it reveals the input (the invertible outputs of ULDP), so the standard LDP
+  epsilon of the channel is infinite whenever a non-sensitive item exists.
+
+uRR is a pure protocol with per-item supports: sensitive items ``(p_i, q_i) = (c1, c2)``
+(every input other than ``i`` outputs ``i`` w.p. ``c2``), non-sensitive items ``(c3, 0)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._rng import as_generator
+from ._validation import check_domain_size, check_epsilon, check_items
+from .base import SupportOracle
+from .channels import ExplicitChannel
+
+__all__ = ["URR", "MAX_EXPLICIT_D"]
+
+#: largest domain for which :meth:`URR.channel` builds the dense ``d x d`` matrix
+MAX_EXPLICIT_D = 4096
+
+
+def _sensitive_mask(sensitive: Any, d: int) -> np.ndarray:
+    """Boolean mask of length ``d`` from a boolean mask or a list of sensitive item indices."""
+    arr = np.asarray(sensitive)
+    if arr.ndim != 1:
+        raise ValueError(f"sensitive must be a 1-d boolean mask or list of item indices, got shape {arr.shape}")
+    if arr.dtype == bool:
+        if arr.size != d:
+            raise ValueError(f"sensitive mask has length {arr.size}, expected the domain size {d}")
+        mask = arr.copy()
+    else:
+        if arr.size == 0:
+            raise ValueError("sensitive is empty: at least one sensitive item is needed")
+        idx = check_items(arr, d, "sensitive")
+        uniq, cnt = np.unique(idx, return_counts=True)
+        if np.any(cnt > 1):
+            raise ValueError(f"sensitive lists item {int(uniq[cnt > 1][0])} more than once")
+        mask = np.zeros(d, dtype=bool)
+        mask[idx] = True
+    if not mask.any():
+        raise ValueError("sensitive selects no item: at least one sensitive item is needed")
+    return mask
+
+
+class URR(SupportOracle):
+    """Utility-optimised randomised response over ``d`` items.
+
+    Parameters
+    ----------
+    d
+        Domain size (``>= 2``).
+    epsilon
+        ULDP budget for the sensitive items (finite, positive).
+    sensitive
+        Boolean mask of length ``d`` or a list of distinct sensitive item indices; at least
+        one item must be sensitive, the others are non-sensitive.
+
+    Notes
+    -----
+    :attr:`epsilon` is the *standard* LDP budget of the channel: ``math.inf`` as soon as one
+    item is non-sensitive (its output reveals the input), and ``epsilon`` itself when every
+    item is sensitive (uRR is then GRR).  The ULDP budget is :attr:`uldp_epsilon`.
+    """
+
+    def __init__(self, d: int, epsilon: float, sensitive: Any) -> None:
+        d = check_domain_size(d)
+        eps = check_epsilon(epsilon)
+        mask = _sensitive_mask(sensitive, d)
+        super().__init__(d)
+        self._uldp_epsilon = eps
+        #: boolean mask of the sensitive items
+        self.sensitive = mask
+        #: indices of the sensitive items (ascending)
+        self.sensitive_items = np.flatnonzero(mask)
+        self.d_s = int(mask.sum())
+        e = math.exp(eps)
+        denom = self.d_s + e - 1
+        self.c1 = e / denom
+        self.c2 = 1.0 / denom
+        self.c3 = (e - 1) / denom
+        self.p_support = np.where(mask, self.c1, self.c3)
+        self.q_support = np.where(mask, self.c2, 0.0)
+
+    @property
+    def epsilon(self) -> float:
+        """Standard LDP epsilon: ``inf`` if any item is non-sensitive, else the budget."""
+        return math.inf if self.d_s < self.d else self._uldp_epsilon
+
+    @property
+    def uldp_epsilon(self) -> float:
+        """The ULDP budget: ratio bound ``e^eps`` on the sensitive (protected) outputs."""
+        return self._uldp_epsilon
+
+    def __repr__(self) -> str:
+        return f"URR(d={self.d}, uldp_epsilon={self._uldp_epsilon:.6g}, d_s={self.d_s})"
+
+    def channel(self) -> ExplicitChannel:
+        """The ``d x d`` matrix ``P[x, y]`` (outputs are items, in index order)."""
+        if self.d > MAX_EXPLICIT_D:
+            raise ValueError(f"URR channel matrix for d={self.d} exceeds MAX_EXPLICIT_D={MAX_EXPLICIT_D}")
+        m = np.zeros((self.d, self.d))
+        m[:, self.sensitive] = self.c2
+        diag = np.where(self.sensitive, self.c1, self.c3)
+        m[np.arange(self.d), np.arange(self.d)] = diag
+        return ExplicitChannel(m)
+
+    def perturb(self, items: Any, rng: Any = None) -> np.ndarray:
+        """Return one reported item per user (int64 array).
+
+        Sampled as: keep the input with probability ``lam = c1 - c2`` (sensitive input) or
+        ``c3`` (non-sensitive input), otherwise report a uniform sensitive item (possibly the
+        input itself).  A sensitive input is then reported w.p. ``lam + (1 - lam)/d_S = c1``
+        and every other sensitive item w.p. ``(1 - lam)/d_S = c2``; a non-sensitive input is
+        reported w.p. ``c3`` and each sensitive item w.p. ``(1 - c3)/d_S = c2``.
+        """
+        items = check_items(items, self.d)
+        gen = as_generator(rng)
+        keep_prob = np.where(self.sensitive[items], self.c1 - self.c2, self.c3)
+        keep = gen.random(items.size) < keep_prob
+        other = self.sensitive_items[gen.integers(0, self.d_s, size=items.size)]
+        return np.where(keep, items, other)
+
+    def aggregate(self, reports: Any) -> np.ndarray:
+        reports = check_items(reports, self.d, "reports")
+        return np.bincount(reports, minlength=self.d)
+
+    def n_reports(self, reports: Any) -> int:
+        return int(np.asarray(reports).size)
+
+    def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Same decomposition as perturb: kept reports are independent binomials per input
+        # item (lam for sensitive inputs, c3 for non-sensitive ones); every other report is
+        # an independent uniform sensitive item, so together they are one multinomial over
+        # the sensitive block.  Exact joint law in O(d).
+        keep_prob = np.where(self.sensitive, self.c1 - self.c2, self.c3)
+        kept = rng.binomial(counts, keep_prob)
+        rest = int(counts.sum() - kept.sum())
+        out = kept.astype(np.int64)
+        out[self.sensitive_items] += rng.multinomial(rest, np.full(self.d_s, 1.0 / self.d_s))
+        return out

@@ -1,0 +1,63 @@
+"""Channels: enumeration, closed forms and their agreement."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldpkit import ExplicitChannel, UnaryChannel
+
+
+def test_explicit_channel_pairwise_by_hand() -> None:
+    ch = ExplicitChannel(np.array([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]]))
+    L = ch.pairwise_log_ratio()
+    assert L[0, 0] == 0 and L[1, 1] == 0
+    assert L[0, 1] == pytest.approx(math.log(2))  # outputs 0,1: 0.5/0.25
+    assert L[1, 0] == math.inf  # output 2 impossible under input 0
+    assert ch.ldp_epsilon() == math.inf
+
+
+def test_explicit_channel_validation() -> None:
+    with pytest.raises(ValueError, match="row 1 sums to"):
+        ExplicitChannel(np.array([[0.5, 0.5], [0.5, 0.6]]))
+    with pytest.raises(ValueError, match="1.1"):
+        ExplicitChannel(np.array([[1.1, -0.1]]))
+    with pytest.raises(ValueError, match="2-d"):
+        ExplicitChannel(np.array([1.0]))
+
+
+def test_unary_validation() -> None:
+    with pytest.raises(ValueError, match="equal length"):
+        UnaryChannel(np.array([0.5, 0.5]), np.array([0.2]))
+    with pytest.raises(ValueError, match="1.2"):
+        UnaryChannel(np.array([1.2]), np.array([0.2]))
+
+
+probs = st.floats(min_value=0.02, max_value=0.98)
+
+
+@given(st.integers(min_value=2, max_value=6).flatmap(lambda d: st.tuples(st.lists(probs, min_size=d, max_size=d), st.lists(probs, min_size=d, max_size=d))))
+@settings(max_examples=40, deadline=None)
+def test_unary_closed_form_matches_enumeration(ab: tuple[list[float], list[float]]) -> None:
+    a, b = map(np.array, ab)
+    ch = UnaryChannel(a, b)
+    enum = ch.to_explicit().pairwise_log_ratio()
+    closed = ch.pairwise_log_ratio()
+    assert np.allclose(enum, closed, atol=1e-9)
+    assert ch.ldp_epsilon() == pytest.approx(float(enum.max()), abs=1e-9)
+
+
+def test_unary_with_deterministic_bits() -> None:
+    # a bit that is always 1 for its own item and never otherwise: unbounded loss.
+    ch = UnaryChannel(np.array([1.0, 0.5, 0.5]), np.array([0.0, 0.2, 0.2]))
+    assert ch.ldp_epsilon() == math.inf
+    assert ch.to_explicit().ldp_epsilon() == math.inf
+
+
+def test_unary_enumeration_size_guard() -> None:
+    with pytest.raises(ValueError, match="too large"):
+        UnaryChannel(np.full(20, 0.5), np.full(20, 0.2)).to_explicit()

@@ -1,0 +1,151 @@
+"""Unary encodings (RAPPOR, OUE, general): channel, bit sampling, estimator, simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldpkit import OUE, RAPPOR, UnaryEncoding, UnaryReports
+from ldpkit._sampling import bernoulli_matrix
+from stats_helpers import assert_same_distribution, assert_unbiased, assert_variance
+
+COUNTS = np.array([2500, 1200, 700, 300, 200, 80, 20, 0])
+
+
+@pytest.mark.parametrize("cls", [RAPPOR, OUE])
+@pytest.mark.parametrize("eps", [0.2, 1.0, 3.0])
+def test_channel_enumeration_gives_declared_epsilon(cls: type, eps: float) -> None:
+    mech = cls(6, eps)
+    enum = mech.channel().to_explicit()
+    assert enum.ldp_epsilon() == pytest.approx(eps, rel=1e-9)
+    assert mech.channel().ldp_epsilon() == pytest.approx(eps, rel=1e-9)
+
+
+def test_parameters() -> None:
+    eps = 1.7
+    r, o = RAPPOR(5, eps), OUE(5, eps)
+    assert r.a[0] == pytest.approx(math.exp(eps / 2) / (math.exp(eps / 2) + 1)) and r.b[0] == pytest.approx(1 - r.a[0])
+    assert o.a[0] == 0.5 and o.b[0] == pytest.approx(1 / (math.exp(eps) + 1))
+
+
+def test_bernoulli_matrix_exact_probabilities() -> None:
+    # probabilities straddling byte thresholds, including 0 and 1 exactly
+    p = np.array([0.0, 1.0, 1 / 256, 0.5, 0.2689414213699951, 0.999, 0.00123])
+    rng = np.random.default_rng(4)
+    rows = 400_000
+    freq = bernoulli_matrix(rng, rows, p).mean(axis=0)
+    assert freq[0] == 0.0 and freq[1] == 1.0
+    tol = 5 * np.sqrt(p * (1 - p) / rows)
+    assert np.all(np.abs(freq - p) <= tol + 1e-12)
+
+
+def test_bits_are_packed_and_independent_of_chunking() -> None:
+    mech = OUE(13, 1.0)
+    items = np.arange(13).repeat(3)
+    rep = mech.perturb(items, rng=1)
+    assert isinstance(rep, UnaryReports) and rep.bits.dtype == np.uint8 and rep.bits.shape == (39, 2)
+    dense = rep.to_dense()
+    assert dense.shape == (39, 13)
+    assert np.array_equal(mech.aggregate(rep), dense.sum(axis=0))
+
+
+def test_own_bit_and_other_bits_frequencies() -> None:
+    a = np.array([0.9, 0.6, 0.3, 0.75])
+    b = np.array([0.1, 0.2, 0.05, 0.5])
+    mech = UnaryEncoding(a, b)
+    n = 100_000
+    dense = mech.perturb(np.full(n, 1), rng=9).to_dense()
+    expected = b.copy()
+    expected[1] = a[1]
+    tol = 5 * np.sqrt(expected * (1 - expected) / n)
+    assert np.all(np.abs(dense.mean(axis=0) - expected) < tol)
+
+
+@pytest.mark.parametrize("cls", [RAPPOR, OUE])
+def test_unbiased_and_variance_per_user(cls: type) -> None:
+    mech = cls(8, 1.0)
+    items = np.repeat(np.arange(8), COUNTS)
+    rng = np.random.default_rng(21)
+    est = np.stack([mech.estimate_items(items, rng) for _ in range(300)])
+    var = mech.variance(COUNTS)
+    assert_unbiased(est, COUNTS, var)
+    assert_variance(est, var)
+    per = est
+    sim = mech.simulate(COUNTS, rng=22, trials=2000)
+    assert_same_distribution(sim, per, var)
+
+
+def test_variance_formula_of_the_papers() -> None:
+    mech = OUE(8, 0.8)
+    n, p, q = COUNTS.sum(), mech.a[0], mech.b[0]
+    paper = n * q * (1 - q) / (p - q) ** 2 + COUNTS * (1 - p - q) / (p - q)
+    assert np.allclose(mech.variance(COUNTS), paper)
+
+
+def test_oue_beats_rappor_in_total_variance() -> None:
+    for eps in (0.5, 1.0, 2.0, 4.0):
+        assert OUE(100, eps).mse(np.full(100, 10)) < RAPPOR(100, eps).mse(np.full(100, 10))
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="differ"):
+        UnaryEncoding([0.5, 0.3], [0.5, 0.2])
+    with pytest.raises(ValueError, match="1.5"):
+        UnaryEncoding([1.5, 0.3], [0.5, 0.2])
+    with pytest.raises(ValueError, match="equal length"):
+        UnaryEncoding([0.5, 0.3], [0.2])
+    with pytest.raises(ValueError, match="epsilon"):
+        OUE(4, 0.0)
+    with pytest.raises(ValueError, match="item 4"):
+        OUE(4, 1.0).perturb([4])
+    with pytest.raises(ValueError, match="UnaryReports over d=4"):
+        OUE(4, 1.0).aggregate(OUE(5, 1.0).perturb([0], rng=0))
+
+
+@given(
+    d=st.integers(min_value=2, max_value=5),
+    a=st.floats(min_value=0.05, max_value=0.95),
+    b=st.floats(min_value=0.05, max_value=0.95),
+)
+@settings(max_examples=40, deadline=None)
+def test_general_unary_declared_epsilon_is_tight(d: int, a: float, b: float) -> None:
+    if abs(a - b) < 1e-3:
+        return
+    mech = UnaryEncoding(np.full(d, a), np.full(d, b))
+    assert mech.epsilon == pytest.approx(mech.channel().to_explicit().ldp_epsilon(), abs=1e-9)
+    assert mech.epsilon == pytest.approx(abs(math.log(a * (1 - b) / ((1 - a) * b))), abs=1e-9)
+
+
+def test_packed_sampler_marginals_and_independence() -> None:
+    from ldpkit._sampling import MAX_TABLES, PackedBernoulli
+
+    p = np.array([0.0, 1.0, 1 / 256, 0.5, 0.2689414213699951, 0.999, 0.00123, 0.3, 0.7, 0.01, 1e-5, 0.45])
+    sampler = PackedBernoulli(p)
+    assert sampler.supported and sampler.n_groups == 2
+    rows = 400_000
+    dense = np.unpackbits(sampler.sample(np.random.default_rng(8), rows), axis=1, count=p.size).astype(bool)
+    freq = dense.mean(axis=0)
+    assert freq[0] == 0.0 and freq[1] == 1.0
+    assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / rows) + 1e-12)
+    # bits inside one byte are independent: joint frequency of columns 3 and 7 is p3 * p7
+    joint = float(np.mean(dense[:, 3] & dense[:, 7]))
+    pj = p[3] * p[7]
+    assert abs(joint - pj) < 5 * np.sqrt(pj * (1 - pj) / rows)
+    many = PackedBernoulli(np.linspace(0.01, 0.99, 8 * (MAX_TABLES + 1)))
+    assert not many.supported
+
+
+def test_unary_fallback_path_for_many_distinct_probabilities() -> None:
+    d = 8 * 70
+    b = np.linspace(0.05, 0.6, d)
+    mech = UnaryEncoding(np.full(d, 0.9), b)
+    n = 20_000
+    dense = mech.perturb(np.zeros(n, dtype=int), rng=3).to_dense()
+    expected = b.copy()
+    expected[0] = 0.9
+    tol = 5 * np.sqrt(expected * (1 - expected) / n)
+    assert np.all(np.abs(dense.mean(axis=0) - expected) < tol)
