@@ -7,14 +7,14 @@ metric is given in each docstring).
 
 Summary (``c`` true counts, ``c_hat`` estimated counts, ``n`` users, ``f = c / n``):
 
-* ``mse(normalisation="per_user")``: ``sum_i (c_hat_i - c_i)^2 / n`` -- ID-LDP Sec. VII-A
-  (Figs. 2, 3, 5); IPLDP Sec. 7.1 eq. (25) (Figs. 2-4).
+* ``mse(normalisation="per_user")``: ``sum_i (c_hat_i - c_i)^2 / n`` -- ID-LDP Sec. VII
+  preamble, "Evaluation Metrics" (Figs. 2, 3, 5); IPLDP Sec. 7.1 eq. (25) (Figs. 2-4).
 * ``mse(normalisation="sum")``: ``sum_i (c_hat_i - c_i)^2`` -- its expectation is ID-LDP's
-  theoretical total MSE ``sum_i Var[c_hat_i]`` (eq. (7), Table I).
+  theoretical total MSE ``sum_i Var[c_hat_i]`` (Sec. III-A; eq. (7) in Sec. V-C; Table I).
 * ``l2_loss`` / ``l1_loss``: ``sum_x (p_hat_x - p_x)^2`` and ``sum_x |p_hat_x - p_x|`` on
-  frequencies -- IPLDP Sec. 3 and Theorems 3-6 (theory).
+  frequencies -- IPLDP Sec. 3.4 and Theorems 3-6 (theory).
 * ``relative_error_topk(aggregate="mean")``: ``(1/k) sum_{i in T(k)} |c_hat_i - c_i| / c_i``
-  -- ID-LDP Sec. VII-A (Figs. 3-8).
+  -- ID-LDP Sec. VII preamble (Figs. 3-8).
 * ``relative_error_topk(aggregate="median")``: median of the same ratios -- FLDP eq. (15),
   Fig. 4 (reconstructed: the formula was lost).
 * ``relative_error_sum``: ``sum_x |f_x - f_hat_x| / f_x`` over *all* items -- IPLDP eq. (25)
@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import _describe, check_distribution
+from ._validation import check_distribution
 
 __all__ = [
     "top_k_items",
@@ -58,6 +58,14 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
+def _describe(value: Any) -> str:
+    """Short repr of a user-supplied value for error messages (numpy scalars as Python scalars)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _check_vector(values: Any, name: str, nonnegative: bool = False) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
@@ -69,10 +77,10 @@ def _check_vector(values: Any, name: str, nonnegative: bool = False) -> np.ndarr
         raise ValueError(f"{name} is empty")
     bad = ~np.isfinite(arr)
     if np.any(bad):
-        raise ValueError(f"{name} must be finite, got {arr[bad][0]!r} at item {int(np.flatnonzero(bad)[0])}")
+        raise ValueError(f"{name} must be finite, got {arr[bad][0].item()!r} at item {int(np.flatnonzero(bad)[0])}")
     if nonnegative and np.any(arr < 0):
         i = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"{name} must be non-negative, got {arr[i]!r} at item {i}")
+        raise ValueError(f"{name} must be non-negative, got {arr[i].item()!r} at item {i}")
     return arr
 
 
@@ -145,13 +153,13 @@ def mse(
     ``"per_user"`` (default)
         ``sum_i (c_hat_i - c_i)^2 / n``: the squared count error summed over *all* items and
         divided by the number of users.  Equals ``n * l2_loss(f, f_hat)`` for single-item data.
-        ID-LDP (Gu et al., ``gu2020idldp``) Sec. VII-A "Evaluation Metrics", plotted in
-        Figs. 2, 3 and 5 (one run; the papers average over 10 repeats).  IPLDP (Li et al.,
+        ID-LDP (Gu et al., ``gu2020idldp``) Sec. VII (preamble, "Evaluation Metrics"), plotted in
+        Figs. 2, 3 and 5 (one run; ID-LDP averages 10 repeats).  IPLDP (Li et al.,
         ``li2023ipldp``) Sec. 7.1 "Metrics", eq. (25), Figs. 2-4 (f_x there is the true
         *count*; averaged over 100 repeats).
     ``"sum"``
         ``sum_i (c_hat_i - c_i)^2``: its expectation is the "total MSE" ``sum_i Var[c_hat_i]``
-        of ID-LDP's theory (eq. (7), Table I), i.e. :meth:`ldpkit.base.FrequencyOracle.mse`.
+        of ID-LDP's theory (Sec. III-A; eq. (7) in Sec. V-C; Table I), i.e. :meth:`ldpkit.base.FrequencyOracle.mse`.
     ``"mean"``
         ``sum_i (c_hat_i - c_i)^2 / d``, the per-item average (not used by the four papers;
         offered because "MSE" is often read this way).
@@ -189,7 +197,7 @@ def mse(
 def l2_loss(p: Any, p_hat: Any) -> float:
     """``l2(p, p_hat) = sum_x (p_hat_x - p_x)^2`` on the frequency (probability) scale.
 
-    The squared Euclidean distance, *not* its square root.  IPLDP (``li2023ipldp``) Sec. 3
+    The squared Euclidean distance, *not* its square root.  IPLDP (``li2023ipldp``) Sec. 3.4
     (definition), Theorems 3-6 (expected loss of the empirical estimator).  Evaluation
     chapter, label ``def-metric-lp``.
     """
@@ -199,7 +207,7 @@ def l2_loss(p: Any, p_hat: Any) -> float:
 
 def l1_loss(p: Any, p_hat: Any) -> float:
     """``l1(p, p_hat) = sum_x |p_hat_x - p_x|`` on the frequency scale (twice the total variation
-    distance when both are distributions).  IPLDP (``li2023ipldp``) Sec. 3, Theorems 3-6.
+    distance when both are distributions).  IPLDP (``li2023ipldp``) Sec. 3.4, Theorems 3-6.
     Evaluation chapter, label ``def-metric-lp``.
     """
     t, e = _check_pair(p, p_hat, "p", "p_hat")
@@ -269,7 +277,7 @@ def relative_error_topk(
     """Relative error ``|est_i - true_i| / true_i`` over top-k items, averaged or median.
 
     ``aggregate="mean"`` over the true top-k (the defaults) is ID-LDP's
-    ``RE(k) = (1/k) sum_{i in T(k)} |c_hat_i - c_i| / c_i`` (``gu2020idldp`` Sec. VII-A,
+    ``RE(k) = (1/k) sum_{i in T(k)} |c_hat_i - c_i| / c_i`` (``gu2020idldp`` Sec. VII preamble,
     Figs. 3-8; k = 20, 50 or 100 depending on the figure).
 
     ``aggregate="median"`` is our reconstruction of FLDP's RE (``zhao2022fldp`` Sec. 6.1 b),
@@ -383,7 +391,7 @@ def kl_divergence(p: Any, q: Any, *, smoothing: float | None = None) -> float:
     bad = support & (qv <= 0)
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"q[{i}] = 0 while p[{i}] = {pv[i]!r} > 0: KL divergence is infinite (pass smoothing)")
+        raise ValueError(f"q[{i}] = 0 while p[{i}] = {pv[i].item()!r} > 0: KL divergence is infinite (pass smoothing)")
     return float(np.sum(pv[support] * (np.log(pv[support]) - np.log(qv[support]))))
 
 
@@ -420,7 +428,8 @@ def root_average_mse(total_mse: float, n: int) -> float:
     al. (``jiang2018lip``) Sec. V (first paragraph) and the y-axes of Figs. 5-8 (Fig. 7
     caption).  Evaluation chapter, label ``def-metric-lip``.
     """
-    if isinstance(total_mse, bool) or not isinstance(total_mse, numbers.Real) or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
+    ok = isinstance(total_mse, numbers.Real) and not isinstance(total_mse, bool)
+    if not ok or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
         raise ValueError(f"total_mse must be a finite non-negative real number, got {_describe(total_mse)}")
     users = _check_positive_real(n, "n")
     return math.sqrt(float(total_mse) / users)

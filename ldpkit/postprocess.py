@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import _describe, check_counts, check_distribution, check_positive_int
+from ._validation import check_counts, check_distribution, check_positive_int
 from .channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -40,6 +40,14 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
+def _describe(value: Any) -> str:
+    """Short repr of a user-supplied value for error messages (numpy scalars as Python scalars)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.ndarray:
     """Return ``est`` as a non-empty finite float array (1-d, or 2-d rows when allowed)."""
     arr = np.asarray(est)
@@ -54,7 +62,7 @@ def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.
         raise ValueError(f"{name} is empty")
     bad = ~np.isfinite(arr)
     if np.any(bad):
-        raise ValueError(f"{name} must be finite, got {arr[bad][0]!r}")
+        raise ValueError(f"{name} must be finite, got {arr[bad][0].item()!r}")
     return arr
 
 
@@ -234,7 +242,11 @@ def em_estimate(
         Non-negative integer counts of each output, length ``n_outputs``, not all zero.
     tol
         Stop when one update raises the *per-report* log-likelihood ``L / n`` by at most
-        ``tol`` (finite, positive).
+        ``tol`` (finite, positive).  Near an interior maximum ``L`` is quadratic, so the
+        distance to the MLE is then of order ``sqrt(tol)`` rather than ``tol``; EM is slow
+        (linear rate, sublinear when the channel is nearly non-identifiable), so a small
+        gain is a stopping rule, not a certificate; the KKT check in the Estimation chapter
+        (label ``thm-em-kkt``) is.
     max_iter
         Maximum number of updates (``>= 1``).
     init
@@ -277,7 +289,8 @@ def em_estimate(
     else:
         pi = check_distribution(init, d, "init").copy()
         if np.any(pi <= 0):
-            raise ValueError(f"init must be strictly positive, has {pi[pi <= 0][0]!r} at input {int(np.argmin(pi))}")
+            bad = int(np.flatnonzero(pi <= 0)[0])
+            raise ValueError(f"init must be strictly positive, has {pi[bad].item()!r} at input {bad}")
         pi /= pi.sum()
 
     observed = m_all > 0
