@@ -10,7 +10,11 @@ from ._rng import as_generator
 from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
 from .channels import Channel, ExplicitChannel, UnaryChannel
 from .grr import GRR
+from .olh import OLH, HashedReports
+from .padding import ItemSets, PaddingSampling, as_itemsets
 from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
+from .urr import URR
+from . import accountant, claims, metrics, postprocess
 
 __version__ = "0.1.0"
 
@@ -28,4 +32,14 @@ __all__ = [
     "RAPPOR",
     "UnaryEncoding",
     "UnaryReports",
+    "OLH",
+    "HashedReports",
+    "URR",
+    "PaddingSampling",
+    "ItemSets",
+    "as_itemsets",
+    "accountant",
+    "claims",
+    "metrics",
+    "postprocess",
 ]

@@ -31,12 +31,14 @@ relative.
 ``p' = e^eps / (e^eps + g - 1)``, so ``p_support = p'``.  A user holding ``x != i`` supports
 ``i`` with probability ``q' + (p' - q') P(h_s(i) = h_s(x))`` where ``q' = (1 - p')/(g - 1)``;
 this equals ``1/g`` exactly when the collision probability of two distinct keys is ``1/g``.
-For multiply-shift the difference of the two 32-bit values is close to uniform (the keys
-are distinct because the mixer is a bijection, and universality of multiply-shift bounds
-the chance of a collision of the 32-bit values by ``2 / 2**32``), so the collision
-probability of the buckets is ``1/g`` up to terms of order ``2**-32``.  The estimator uses
-``q_support = q* = 1/g``; the tests check marginal uniformity, pairwise collisions and the
-joint law of two hashed items empirically over many seeds.
+Distinct items have distinct keys (the mixer is a bijection); the two 32-bit values differ
+by the top bits of ``a (k(x) - k(i))`` plus a carry, which for a random odd multiplier is
+close to uniform (universality of multiply-shift: the 32-bit values coincide with
+probability of order ``2**-31``).  Hence the buckets collide with probability ``1/g`` up to
+terms of order ``2**-31``.  This part is a heuristic, not a proof -- ``a`` and ``b`` are
+derived from one 64-bit seed -- so the tests check marginal uniformity, pairwise collision
+rates and the joint law of two hashed items empirically over many seeds.  The estimator
+uses ``q_support = q* = 1/g``.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from ._validation import check_domain_size, check_epsilon, check_items, check_po
 from .base import SupportOracle
 from .channels import ExplicitChannel
 
-__all__ = ["HashedReports", "OLH", "hash_items", "seed_parameters", "MAX_G"]
+__all__ = ["HashedReports", "OLH", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
 
 #: largest hash range; keeps the deviation of the hash from uniform below ``2**-12`` relative
 MAX_G = 1 << 20
@@ -76,7 +78,7 @@ _ONE = np.uint64(1)
 _S27, _S30, _S31, _S32 = (np.uint64(k) for k in (27, 30, 31, 32))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HashedReports:
     """OLH reports: user ``u`` sent the hash seed ``seeds[u]`` and the bucket ``values[u]``.
 
@@ -144,8 +146,14 @@ def seed_parameters(seeds: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def item_keys(items: np.ndarray) -> np.ndarray:
     """64-bit keys of item indices: the SplitMix64 finaliser of ``item ^ salt`` (distinct items give distinct keys)."""
+    arr = np.asarray(items)
+    if arr.dtype != np.uint64:
+        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"items must be non-negative integers, got dtype {arr.dtype}")
+        if arr.size and arr.min() < 0:
+            raise ValueError(f"items must be non-negative integers, got {arr.min()!r}")
     with np.errstate(over="ignore"):
-        return _mix64((np.asarray(items).astype(np.uint64) ^ _KEY_SALT) + _GAMMA)
+        return _mix64((arr.astype(np.uint64) ^ _KEY_SALT) + _GAMMA)
 
 
 def hash_items(seeds: Any, items: Any, g: int) -> np.ndarray:

@@ -10,8 +10,9 @@ Derived in the ID-LDP chapter (labels ``alg-ps``, ``thm-ps-bias`` and ``thm-ps-v
 Sampling probabilities.  With ``L_u = max(|v_u|, ell)``, user ``u`` samples each of its items
 with probability ``pi_ui = 1/L_u`` and dummy ``d + j`` with probability
 ``(1 - |v_u|/L_u) / ell`` (the dummies are a uniform subset, so by symmetry each is equally
-likely).  The sampled item is therefore drawn as ``r = floor(U * L_u)`` with ``U`` uniform:
-``r < |v_u|`` picks the ``r``-th item of ``v_u``, otherwise a uniform dummy.
+likely).  The sampled item is therefore drawn from one uniform position ``r`` in
+``{0, ..., L_u - 1}`` (vectorised over users): ``r < |v_u|`` picks the ``r``-th item of
+``v_u``, otherwise the user reports a uniform dummy.
 
 Empty sets.  An empty set is allowed: the user is padded with ``ell`` dummies and reports a
 uniform dummy.  It counts as a user (it enters ``n`` in the inner estimator) but never
@@ -41,12 +42,14 @@ MAX_ENUMERATED_D = 10
 MAX_GENERIC_VARIANCE_D = 4096
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ItemSets:
     """Users' item sets in compressed (CSR) form.
 
     User ``u`` holds ``indices[offsets[u]:offsets[u+1]]`` (distinct items of ``range(d)``).
-    Build it with :func:`as_itemsets`, which validates.
+    Build it with :func:`as_itemsets`, which validates; for many users, constructing
+    ``ItemSets(indices, offsets, d)`` directly from int64 arrays skips the per-user
+    conversion of Python lists (validation stays vectorised).
     """
 
     indices: np.ndarray
@@ -102,7 +105,7 @@ def as_itemsets(itemsets: Any, d: int) -> ItemSets:
     ----------
     itemsets
         An :class:`ItemSets` over ``d`` items, or a non-empty sequence (one entry per user)
-        of 1-d integer arrays or lists.  Items must lie in ``range(d)`` and be distinct
+        of 1-d integer arrays, lists or Python sets.  Items must lie in ``range(d)`` and be distinct
         within each set; empty sets are allowed (see the module docstring).
     d
         Number of real items.
@@ -122,7 +125,7 @@ def as_itemsets(itemsets: Any, d: int) -> ItemSets:
         raise ValueError("itemsets is empty: at least one user is needed")
     parts = []
     for u, v in enumerate(itemsets):
-        arr = np.asarray(v)
+        arr = np.asarray(sorted(v) if isinstance(v, (set, frozenset)) else v)
         if arr.ndim != 1:
             raise ValueError(f"itemsets: user {u} has an item set of shape {arr.shape}, expected 1-d")
         if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
@@ -336,7 +339,9 @@ class PaddingSampling:
         """
         if itemsets is None:
             if self.d > MAX_ENUMERATED_D:
-                raise ValueError(f"enumerating all 2**{self.d} item sets needs d <= MAX_ENUMERATED_D={MAX_ENUMERATED_D}")
+                raise ValueError(
+                    f"enumerating all 2**{self.d} item sets needs d <= MAX_ENUMERATED_D={MAX_ENUMERATED_D}"
+                )
             itemsets = [list(c) for r in range(self.d + 1) for c in itertools.combinations(range(self.d), r)]
         sets = as_itemsets(itemsets, self.d)
         inner_ch = self.inner.channel()

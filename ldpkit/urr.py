@@ -103,7 +103,7 @@ class URR(SupportOracle):
         self.d_s = int(mask.sum())
         e = math.exp(eps)
         denom = self.d_s + e - 1
-        self.c1 = e / denom
+        self.c1 = min(1.0, e / denom)  # d_S = 1 gives exactly 1; avoid 1 + ulp
         self.c2 = 1.0 / denom
         self.c3 = (e - 1) / denom
         self.p_support = np.where(mask, self.c1, self.c3)

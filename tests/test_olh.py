@@ -1,0 +1,279 @@
+"""Tests for ldpkit.olh: hash family, exact channel accounting, estimator, bad inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from ldpkit.olh import MAX_G, OLH, HashedReports, bucket_bounds, hash_items, item_keys, seed_parameters
+from stats_helpers import assert_unbiased
+
+# ---------------------------------------------------------------------------- construction
+
+
+@pytest.mark.parametrize(("eps", "g"), [(0.1, 2), (0.5, 3), (1.0, 4), (2.0, 8), (3.0, 21)])
+def test_default_g(eps: float, g: int) -> None:
+    o = OLH(10, eps)
+    assert o.g == g == max(2, round(math.exp(eps) + 1))
+    e = math.exp(eps)
+    assert o.p_prime == pytest.approx(e / (e + g - 1))
+    assert o.q_prime == pytest.approx(1 / (e + g - 1))
+    np.testing.assert_allclose(o.p_support, e / (e + g - 1))
+    np.testing.assert_allclose(o.q_support, 1 / g)
+    assert o.epsilon == eps
+    assert not o.aggregate_simulation_exact
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"d": 1, "epsilon": 1.0}, "d must be"),
+        ({"d": 5, "epsilon": 0.0}, "epsilon"),
+        ({"d": 5, "epsilon": math.inf}, "epsilon"),
+        ({"d": 5, "epsilon": 1.0, "g": 1}, "g must be"),
+        ({"d": 5, "epsilon": 1.0, "g": 2.5}, "g must be"),
+        ({"d": 5, "epsilon": 1.0, "g": True}, "g must be"),
+        ({"d": 5, "epsilon": 1.0, "g": MAX_G + 1}, "MAX_G"),
+        ({"d": 5, "epsilon": 20.0}, "pass g"),
+    ],
+)
+def test_bad_construction(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        OLH(**kwargs)
+
+
+# ---------------------------------------------------------------------------- hash family
+
+
+def test_seed_parameters_and_keys() -> None:
+    seeds = np.arange(1000, dtype=np.uint64)
+    a, b = seed_parameters(seeds)
+    assert a.dtype == np.uint64 and b.dtype == np.uint64
+    assert np.all(a & np.uint64(1) == 1), "multipliers must be odd"
+    assert np.unique(b).size == seeds.size  # the finaliser is a bijection
+    keys = item_keys(np.arange(5000))
+    assert np.unique(keys).size == 5000, "distinct items need distinct keys"
+    with pytest.raises(ValueError, match="non-negative"):
+        item_keys(np.array([0, -3]))
+    with pytest.raises(ValueError, match="dtype"):
+        item_keys(np.array([0.5]))
+    with pytest.raises(ValueError, match="g must be"):
+        hash_items(np.array([1], dtype=np.uint64), np.array([0]), 1)
+    # python-int reference of the SplitMix64 first output for seed 0
+    assert int(a[0]) == 0xE220A8397B1DCDAF | 1
+
+
+def test_hash_matches_python_reference() -> None:
+    mask = (1 << 64) - 1
+
+    def mix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    gamma = 0x9E3779B97F4A7C15
+    rng = np.random.default_rng(3)
+    seeds = rng.integers(0, 2**64, size=50, dtype=np.uint64)
+    items = rng.integers(0, 10**6, size=50)
+    for g in (2, 7, 1000):
+        got = hash_items(seeds, items, g)
+        for s, x, h in zip(seeds.tolist(), items.tolist(), got.tolist()):
+            a = mix((s + gamma) & mask) | 1
+            b = mix((s + 2 * gamma) & mask)
+            k = mix(((x ^ 0xD1B54A32D192ED03) + gamma) & mask)
+            z = ((a * k + b) & mask) >> 32
+            assert h == (z * g) >> 32
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, MAX_G))
+def test_bucket_sizes_are_floor_or_ceil(g: int) -> None:
+    """Exact marginal: each bucket gets floor or ceil of 2**32 / g of the 32-bit values."""
+    lo, hi = bucket_bounds(np.arange(g), g)
+    sizes = (hi - lo).astype(np.int64)
+    assert lo[0] == 0 and int(hi[-1]) == 2**32
+    np.testing.assert_array_equal(lo[1:], hi[:-1])
+    assert set(np.unique(sizes)) <= {2**32 // g, -(-(2**32) // g)}
+    # hence |P(h = v) - 1/g| < 2**-32 for a uniform 32-bit value
+    assert np.max(np.abs(sizes / 2**32 - 1 / g)) < 2**-32
+
+
+def test_reduction_boundaries() -> None:
+    g = 7
+    lo, hi = bucket_bounds(np.arange(g), g)
+    for v in range(g):
+        assert (int(lo[v]) * g) >> 32 == v
+        assert ((int(hi[v]) - 1) * g) >> 32 == v
+        if v:
+            assert ((int(lo[v]) - 1) * g) >> 32 == v - 1
+
+
+@pytest.mark.parametrize("g", [2, 5, 1000])
+def test_hash_marginal_uniform(g: int) -> None:
+    """Chi-square goodness of fit of h_s(i) over many seeds, for several items."""
+    rng = np.random.default_rng(11)
+    n = 1 << 18
+    seeds = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    for item in (0, 1, 2, 12345):
+        h = hash_items(seeds, np.full(n, item), g)
+        counts = np.bincount(h, minlength=g)
+        assert counts.size == g
+        _, pval = stats.chisquare(counts)
+        assert pval > 1e-6, f"item {item}: p-value {pval}"
+
+
+@pytest.mark.parametrize("g", [2, 3, 8])
+def test_hash_pairwise_joint_uniform(g: int) -> None:
+    """(h_s(i), h_s(j)) is uniform on g x g cells: collisions happen w.p. 1/g, which is q*."""
+    rng = np.random.default_rng(12)
+    n = 1 << 18
+    seeds = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    for i, j in [(0, 1), (1, 2), (5, 900), (0, 2**20)]:
+        hi = hash_items(seeds, np.full(n, i), g)
+        hj = hash_items(seeds, np.full(n, j), g)
+        joint = np.bincount(hi * g + hj, minlength=g * g)
+        _, pval = stats.chisquare(joint)
+        assert pval > 1e-6, f"pair {(i, j)}: p-value {pval}"
+        coll = float(np.mean(hi == hj))
+        assert abs(coll - 1 / g) < 5 * math.sqrt((1 / g) * (1 - 1 / g) / n)
+
+
+# ---------------------------------------------------------------------------- accounting
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 2.0, 4.0])
+@pytest.mark.parametrize("g", [None, 2, 5])
+def test_channel_epsilon_by_enumeration(eps: float, g: int | None) -> None:
+    o = OLH(5, eps, g)
+    ch = o.channel()
+    assert ch.matrix.shape == (5, 64 * o.g)
+    np.testing.assert_allclose(ch.matrix.sum(axis=1), 1.0, atol=1e-12)
+    lr = ch.pairwise_log_ratio()
+    assert np.all(lr <= eps + 1e-9)
+    assert ch.ldp_epsilon() == pytest.approx(eps, abs=1e-9)
+
+
+def test_channel_entries_follow_the_hash() -> None:
+    o = OLH(4, 1.5, g=3)
+    seeds = np.array([1, 2**63 + 5, 77], dtype=np.uint64)
+    ch = o.channel(seeds=seeds)
+    m = ch.matrix.reshape(4, 3, 3)
+    for x in range(4):
+        for si, s in enumerate(seeds):
+            h = int(hash_items(np.array([s]), np.array([x]), 3)[0])
+            for v in range(3):
+                want = (o.p_prime if v == h else o.q_prime) / 3
+                assert m[x, si, v] == pytest.approx(want)
+    assert ch.output_labels[0] == (1, 0)
+    # a pair that collides on every chosen seed has ratio 0 for that pair, never above eps
+    one = o.channel(seeds=[5])
+    assert one.ldp_epsilon() <= 1.5 + 1e-12
+
+
+def test_channel_bad_inputs() -> None:
+    o = OLH(5, 1.0)
+    with pytest.raises(ValueError, match="n_seeds"):
+        o.channel(n_seeds=0)
+    with pytest.raises(ValueError, match="seeds"):
+        o.channel(seeds=[-1, 3])
+    with pytest.raises(ValueError, match="seeds"):
+        o.channel(seeds=[])
+    with pytest.raises(ValueError, match="seeds"):
+        o.channel(seeds=[2**64])
+    with pytest.raises(ValueError, match="seeds"):
+        o.channel(seeds=[1.5])
+    with pytest.raises(ValueError, match="MAX_CHANNEL_CELLS"):
+        OLH(1000, 1.0).channel(n_seeds=10**4)
+
+
+# ---------------------------------------------------------------------------- sampling
+
+
+def test_perturb_shapes_and_grr_rate() -> None:
+    o = OLH(50, 1.0)
+    rng = np.random.default_rng(5)
+    n = 40000
+    items = rng.integers(0, 50, size=n)
+    r = o.perturb(items, rng)
+    assert isinstance(r, HashedReports) and len(r) == n == o.n_reports(r)
+    assert r.seeds.dtype == np.uint64 and r.values.min() >= 0 and r.values.max() < o.g
+    kept = np.mean(r.values == hash_items(r.seeds, items, o.g))
+    assert abs(kept - o.p_prime) < 5 * math.sqrt(o.p_prime * (1 - o.p_prime) / n)
+    # the non-kept values are uniform over the other g - 1 buckets
+    off = (r.values - hash_items(r.seeds, items, o.g)) % o.g
+    counts = np.bincount(off[off > 0], minlength=o.g)[1:]
+    assert stats.chisquare(counts).pvalue > 1e-6
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    d=st.integers(2, 40),
+    g=st.integers(2, 50),
+    n=st.integers(1, 300),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_aggregate_equals_brute_force(d: int, g: int, n: int, seed: int) -> None:
+    o = OLH(d, 1.0, g)
+    rng = np.random.default_rng(seed)
+    r = o.perturb(rng.integers(0, d, size=n), rng)
+    brute = (hash_items(r.seeds[:, None], np.arange(d)[None, :], g) == r.values[:, None]).sum(axis=0)
+    np.testing.assert_array_equal(o.aggregate(r), brute)
+
+
+def test_aggregate_bad_reports() -> None:
+    o = OLH(5, 1.0)
+    good = o.perturb([0, 1, 2], 0)
+    with pytest.raises(ValueError, match="HashedReports"):
+        o.aggregate(np.array([0, 1]))
+    with pytest.raises(ValueError, match="g="):
+        OLH(5, 1.0, g=7).aggregate(good)
+    with pytest.raises(ValueError, match="values"):
+        o.aggregate(HashedReports(good.seeds, np.array([0, 1, o.g]), o.g))
+    with pytest.raises(ValueError, match="values"):
+        o.aggregate(HashedReports(good.seeds, np.array([0, 1]), o.g))
+    with pytest.raises(ValueError, match="empty"):
+        o.aggregate(HashedReports(np.zeros(0, np.uint64), np.zeros(0, np.int64), o.g))
+    with pytest.raises(ValueError, match="uint64"):
+        o.aggregate(HashedReports(good.seeds.astype(np.int64), good.values, o.g))
+    with pytest.raises(ValueError, match="outside the domain"):
+        o.perturb([0, 5], 0)
+
+
+def test_simulate_is_the_per_user_path() -> None:
+    o = OLH(6, 1.0)
+    counts = np.array([5, 0, 3, 10, 1, 2])
+    sim = o.simulate(counts, rng=42)
+    per_user = o.estimate(o.perturb(np.repeat(np.arange(6), counts), np.random.default_rng(42)))
+    np.testing.assert_array_equal(sim, per_user)
+
+
+# ---------------------------------------------------------------------------- estimator
+
+
+@pytest.mark.parametrize(("eps", "g"), [(1.0, None), (2.0, None), (1.0, 16)])
+def test_unbiased_and_variance_monte_carlo(eps: float, g: int | None) -> None:
+    d, r_trials = 12, 600
+    o = OLH(d, eps, g)
+    counts = np.array([400, 250, 150, 100, 60, 30, 10, 0, 0, 0, 0, 0])
+    est = o.simulate(counts, rng=2024, trials=r_trials)
+    var = o.variance(counts)
+    assert_unbiased(est, counts, var)
+    # per-item sample variance: relative sd sqrt(2/(R-1)) for a near-normal estimator
+    ratio = est.var(axis=0, ddof=1) / var
+    tol = 5 * math.sqrt(2 / (r_trials - 1))
+    assert np.all(np.abs(ratio - 1) < tol), ratio
+    # the item-averaged ratio is much tighter (items are only weakly correlated)
+    assert abs(ratio.mean() - 1) < tol / 2
+
+
+def test_variance_formula() -> None:
+    o = OLH(4, 1.0)
+    c = np.array([10, 20, 0, 70])
+    p, q = o.p_prime, 1 / o.g
+    want = (c * p * (1 - p) + (100 - c) * q * (1 - q)) / (p - q) ** 2
+    np.testing.assert_allclose(o.variance(c), want)
