@@ -2,7 +2,7 @@
 
 The papers use the same names for different quantities, so every function here states its
 formula, its scale (counts or frequencies) and which paper and figure uses it.  Definitions and
-the reconciliation between papers: Evaluation chapter, label ``sec-metrics`` (one label per
+the reconciliation between papers: Estimation chapter, label ``sec-metrics`` (one label per
 metric is given in each docstring).
 
 Summary (``c`` true counts, ``c_hat`` estimated counts, ``n`` users, ``f = c / n``):
@@ -120,7 +120,7 @@ def top_k_items(values: Any, k: int) -> np.ndarray:
 
     Ties are broken deterministically by item index: among equal values the smaller index
     ranks higher.  Every top-k metric in this module uses this rule, for the true and the
-    estimated ranking alike (Evaluation chapter, label ``def-topk-ties``).
+    estimated ranking alike (Estimation chapter, label ``def-topk-ties``).
 
     Parameters
     ----------
@@ -164,7 +164,7 @@ def mse(
         ``sum_i (c_hat_i - c_i)^2 / d``, the per-item average (not used by the four papers;
         offered because "MSE" is often read this way).
 
-    Averaging over repeated runs is left to the caller.  Evaluation chapter, label
+    Averaging over repeated runs is left to the caller.  Estimation chapter, label
     ``def-metric-mse``.
 
     Parameters
@@ -208,7 +208,7 @@ def l2_loss(p: Any, p_hat: Any) -> float:
 def l1_loss(p: Any, p_hat: Any) -> float:
     """``l1(p, p_hat) = sum_x |p_hat_x - p_x|`` on the frequency scale (twice the total variation
     distance when both are distributions).  IPLDP (``li2023ipldp``) Sec. 3.4, Theorems 3-6.
-    Evaluation chapter, label ``def-metric-lp``.
+    Estimation chapter, label ``def-metric-lp``.
     """
     t, e = _check_pair(p, p_hat, "p", "p_hat")
     return float(np.sum(np.abs(e - t)))
@@ -228,7 +228,7 @@ def squared_error_topk(
     frequencies).  The formula was lost from the FLDP text; it cites Wang et al.
     ``wang2018locally``, whose squared-error metric averages over the evaluated items, so the
     default is the mean over the true top-k (``reduction="sum"`` drops the ``1/k``).
-    Pass frequencies to match FLDP (the metric scales quadratically).  Evaluation chapter,
+    Pass frequencies to match FLDP (the metric scales quadratically).  Estimation chapter,
     label ``def-metric-se``.
 
     Parameters
@@ -286,7 +286,7 @@ def relative_error_topk(
     top-k set.  Whether FLDP evaluates the true or the estimated top-k is not recoverable;
     ``candidates`` selects it.  The two definitions differ (mean vs median), hence both.
 
-    The metric is scale-free: counts or frequencies give the same value.  Evaluation chapter,
+    The metric is scale-free: counts or frequencies give the same value.  Estimation chapter,
     label ``def-metric-re``.
 
     Parameters
@@ -318,7 +318,7 @@ def relative_error_sum(true: Any, est: Any, *, zero_truth: Literal["raise", "ski
     ``li2023ipldp`` Sec. 7.1 "Metrics", eq. (25) (Figs. 2-4), same in the 2023 preprint
     ``li2023ipldppreprint`` Sec. 7.1.2.  Unlike ID-LDP's RE it is neither restricted to the
     top-k nor divided by the number of items, so it grows with ``|D|``; it is undefined when
-    an item has true count 0 (``zero_truth``).  Scale-free.  Evaluation chapter, label
+    an item has true count 0 (``zero_truth``).  Scale-free.  Estimation chapter, label
     ``def-metric-re``.
     """
     t, e = _check_pair(true, est)
@@ -332,7 +332,7 @@ def topk_precision(true: Any, est: Any, k: int) -> float:
 
     ``T_hat(k)`` is the top-k of the estimates, ``T(k)`` the true top-k (ties by item index,
     :func:`top_k_items`).  Both sets have ``k`` elements, so precision equals recall here.
-    ID-LDP (``gu2020idldp``) Sec. VII-B, Fig. 6.  Evaluation chapter, label
+    ID-LDP (``gu2020idldp``) Sec. VII-B, Fig. 6.  Estimation chapter, label
     ``def-metric-precision``.
     """
     t, e = _check_pair(true, est)
@@ -354,7 +354,7 @@ def ncr(true: Any, est: Any, k: int) -> float:
     FLDP (``zhao2022fldp``) Sec. 6.1 d), Fig. 5, cites Wang et al. (heavy hitters, 2017)
     and ``wang2018locally``; the FLDP formula was lost, this follows its prose (score k for the
     top item down to 1 for the k-th, 0 for the rest, normalised by the maximum score).
-    Ties in either ranking are broken by item index.  Evaluation chapter, label
+    Ties in either ranking are broken by item index.  Estimation chapter, label
     ``def-metric-ncr``.
     """
     t, e = _check_pair(true, est)
@@ -372,7 +372,7 @@ def kl_divergence(p: Any, q: Any, *, smoothing: float | None = None) -> float:
     ``p_x = 0`` are 0 (the convention ``0 log 0 = 0``).  A ``q_x = 0`` where ``p_x > 0``
     makes the divergence infinite: by default that raises :class:`ValueError` naming the
     item; with ``smoothing = s > 0``, ``q`` is first replaced by ``(q + s) / (1 + d s)``
-    (additive smoothing, which keeps it a distribution).  Evaluation chapter, label
+    (additive smoothing, which keeps it a distribution).  Estimation chapter, label
     ``def-metric-kl``.
 
     Parameters
@@ -404,7 +404,7 @@ def topk_kl_divergence(true: Any, est: Any, k: int, *, smoothing: float | None =
     ``KL(true || est)`` (:func:`kl_divergence`; the true distribution is the reference, the
     usual direction for evaluating an estimator).  Zeros in the estimate on an item with
     positive truth raise unless ``smoothing`` is given; an estimate that is non-positive on
-    all of ``T(k)`` always raises.  Scale-free in both arguments.  Evaluation chapter,
+    all of ``T(k)`` always raises.  Scale-free in both arguments.  Estimation chapter,
     label ``def-metric-kl``.
     """
     t, e = _check_pair(true, est)
@@ -426,7 +426,7 @@ def root_average_mse(total_mse: float, n: int) -> float:
     ``E = E[(S - S_hat)^2]`` is the mean squared error of the estimate of the sum
     ``S = sum_i X_i`` over ``N`` users (computed exactly or averaged over runs).  Jiang et
     al. (``jiang2018lip``) Sec. V (first paragraph) and the y-axes of Figs. 5-8 (Fig. 7
-    caption).  Evaluation chapter, label ``def-metric-lip``.
+    caption).  Estimation chapter, label ``def-metric-lip``.
     """
     ok = isinstance(total_mse, numbers.Real) and not isinstance(total_mse, bool)
     if not ok or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
