@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "check_epsilon",
+    "check_positive_real",
     "check_domain_size",
     "check_items",
     "check_counts",
@@ -28,18 +29,26 @@ _ATOL = 1e-9
 
 
 def _describe(value: Any) -> str:
+    """Short repr of a user-supplied value for error messages (numpy scalars as Python scalars)."""
+    if isinstance(value, np.generic):
+        value = value.item()
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def check_positive_real(value: Any, name: str) -> float:
+    """Return ``value`` as a float; raise unless it is a finite positive real number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+    out = float(value)
+    if not math.isfinite(out) or out <= 0.0:
+        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+    return out
+
+
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float; raise unless it is a finite positive real number."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(epsilon)}")
-    value = float(epsilon)
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(epsilon)}")
-    return value
+    """Return a privacy budget as a float; raise unless it is a finite positive real number."""
+    return check_positive_real(epsilon, name)
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:

@@ -33,7 +33,7 @@ from ._rng import as_generator
 from ._validation import check_counts, check_items, check_positive_int
 from .channels import Channel
 
-__all__ = ["FrequencyOracle", "SupportOracle", "pure_estimate", "pure_variance"]
+__all__ = ["FrequencyOracle", "SupportOracle", "ItemReportOracle", "pure_estimate", "pure_variance"]
 
 
 class FrequencyOracle(abc.ABC):
@@ -154,3 +154,14 @@ class SupportOracle(FrequencyOracle):
     def variance(self, counts: Any) -> np.ndarray:
         counts = check_counts(counts, self.d)
         return pure_variance(counts, self.p_support, self.q_support)
+
+
+class ItemReportOracle(SupportOracle):
+    """A pure protocol whose report is a single item (GRR, uRR): support = the reported item."""
+
+    def aggregate(self, reports: Any) -> np.ndarray:
+        reports = check_items(reports, self.d, "reports")
+        return np.bincount(reports, minlength=self.d)
+
+    def n_reports(self, reports: Any) -> int:
+        return int(np.asarray(reports).size)

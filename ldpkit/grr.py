@@ -12,7 +12,7 @@ import numpy as np
 
 from ._rng import as_generator
 from ._validation import check_domain_size, check_epsilon, check_items
-from .base import SupportOracle
+from .base import ItemReportOracle
 from .channels import ExplicitChannel
 
 __all__ = ["GRR"]
@@ -21,7 +21,7 @@ __all__ = ["GRR"]
 MAX_EXPLICIT_D = 4096
 
 
-class GRR(SupportOracle):
+class GRR(ItemReportOracle):
     """Generalised randomised response over ``d`` items.
 
     Each user reports the true item with probability ``p = e^eps / (e^eps + d - 1)`` and
@@ -66,13 +66,6 @@ class GRR(SupportOracle):
         other = gen.integers(0, self.d - 1, size=items.size)
         other += other >= items  # uniform over the d-1 items different from the input
         return np.where(keep, items, other)
-
-    def aggregate(self, reports: Any) -> np.ndarray:
-        reports = check_items(reports, self.d, "reports")
-        return np.bincount(reports, minlength=self.d)
-
-    def n_reports(self, reports: Any) -> int:
-        return int(np.asarray(reports).size)
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Report x with probability lam = p - q, else a uniform item of all d (x included):

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import check_distribution
+from ._validation import _describe, check_distribution
 
 __all__ = [
     "top_k_items",
@@ -58,14 +58,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
-def _describe(value: Any) -> str:
-    """Short repr of a user-supplied value for error messages (numpy scalars as Python scalars)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _check_vector(values: Any, name: str, nonnegative: bool = False) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):

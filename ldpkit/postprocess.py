@@ -18,15 +18,13 @@ Post-processing never touches the users' reports again, so it costs no privacy.
 
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_counts, check_distribution, check_positive_int
+from ._validation import _describe, check_counts, check_distribution, check_positive_int, check_positive_real
 from .channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -40,14 +38,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
-def _describe(value: Any) -> str:
-    """Short repr of a user-supplied value for error messages (numpy scalars as Python scalars)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.ndarray:
     """Return ``est`` as a non-empty finite float array (1-d, or 2-d rows when allowed)."""
     arr = np.asarray(est)
@@ -64,15 +54,6 @@ def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.
     if np.any(bad):
         raise ValueError(f"{name} must be finite, got {arr[bad][0].item()!r}")
     return arr
-
-
-def _check_positive_real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
-    out = float(value)
-    if not math.isfinite(out) or out <= 0.0:
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
-    return out
 
 
 # --------------------------------------------------------------------------- clipping
@@ -94,7 +75,7 @@ def clip(est: Any, n: float | None = None) -> np.ndarray:
         see :func:`norm_sub` for that.
     """
     arr = _check_estimates(est, allow_2d=True)
-    upper = np.inf if n is None else _check_positive_real(n, "n")
+    upper = np.inf if n is None else check_positive_real(n, "n")
     return np.clip(arr, 0.0, upper)
 
 
@@ -134,7 +115,7 @@ def norm_sub(est: Any, total: float) -> np.ndarray:
         rounding.
     """
     arr = _check_estimates(est, allow_2d=True)
-    tot = _check_positive_real(total, "total")
+    tot = check_positive_real(total, "total")
     rows = np.atleast_2d(arr)
     u = -np.sort(-rows, axis=1)  # decreasing
     css = np.cumsum(u, axis=1)
@@ -278,7 +259,7 @@ def em_estimate(
     P = ch.matrix
     d, k = P.shape
     m_all = check_counts(output_counts, k, "output_counts")
-    tol = _check_positive_real(tol, "tol")
+    tol = check_positive_real(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     if not isinstance(strict, bool):
         raise ValueError(f"strict must be a bool, got {_describe(strict)}")

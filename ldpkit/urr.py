@@ -38,7 +38,7 @@ import numpy as np
 
 from ._rng import as_generator
 from ._validation import check_domain_size, check_epsilon, check_items
-from .base import SupportOracle
+from .base import ItemReportOracle
 from .channels import ExplicitChannel
 
 __all__ = ["URR", "MAX_EXPLICIT_D"]
@@ -70,7 +70,7 @@ def _sensitive_mask(sensitive: Any, d: int) -> np.ndarray:
     return mask
 
 
-class URR(SupportOracle):
+class URR(ItemReportOracle):
     """Utility-optimised randomised response over ``d`` items.
 
     Parameters
@@ -147,13 +147,6 @@ class URR(SupportOracle):
         keep = gen.random(items.size) < keep_prob
         other = self.sensitive_items[gen.integers(0, self.d_s, size=items.size)]
         return np.where(keep, items, other)
-
-    def aggregate(self, reports: Any) -> np.ndarray:
-        reports = check_items(reports, self.d, "reports")
-        return np.bincount(reports, minlength=self.d)
-
-    def n_reports(self, reports: Any) -> int:
-        return int(np.asarray(reports).size)
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Same decomposition as perturb: kept reports are independent binomials per input
