@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import _describe, check_distribution
+from ._validation import _describe, check_distribution, check_positive_real
 
 __all__ = [
     "top_k_items",
@@ -95,15 +95,6 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {_describe(value)}")
     return value
-
-
-def _check_positive_real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
-    out = float(value)
-    if not math.isfinite(out) or out <= 0.0:
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
-    return out
 
 
 # --------------------------------------------------------------------------- ranking
@@ -182,7 +173,7 @@ def mse(
         if users <= 0:
             raise ValueError(f"true_counts sum to {users!r}; pass n explicitly for normalisation='per_user'")
     else:
-        users = _check_positive_real(n, "n")
+        users = check_positive_real(n, "n")
     return sq / users
 
 
@@ -377,7 +368,7 @@ def kl_divergence(p: Any, q: Any, *, smoothing: float | None = None) -> float:
     pv = check_distribution(p, name="p")
     qv = check_distribution(q, pv.size, name="q")
     if smoothing is not None:
-        s = _check_positive_real(smoothing, "smoothing")
+        s = check_positive_real(smoothing, "smoothing")
         qv = (qv + s) / (1.0 + pv.size * s)
     support = pv > 0
     bad = support & (qv <= 0)
@@ -423,5 +414,5 @@ def root_average_mse(total_mse: float, n: int) -> float:
     ok = isinstance(total_mse, numbers.Real) and not isinstance(total_mse, bool)
     if not ok or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
         raise ValueError(f"total_mse must be a finite non-negative real number, got {_describe(total_mse)}")
-    users = _check_positive_real(n, "n")
+    users = check_positive_real(n, "n")
     return math.sqrt(float(total_mse) / users)
