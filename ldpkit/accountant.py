@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator, Union
 import numpy as np
 
 from ._validation import check_budget_vector, check_distribution, check_epsilon, check_items, check_probability
-from .channels import Channel, ExplicitChannel, UnaryChannel
+from .channels import Channel, ExplicitChannel, UnaryChannel, mix_with_uniform
 
 __all__ = [
     "REL_TOL",
@@ -53,6 +53,7 @@ __all__ = [
     "IDLDPResult",
     "check_id_ldp",
     "id_ldp_scale",
+    "fit_to_budgets",
     "IPLDPResult",
     "check_ipldp",
     "LIPResult",
@@ -390,6 +391,30 @@ def id_ldp_scale(ch: Any, budgets: Any, r: str = "min") -> float:
         if np.any(valid):
             best = max(best, float(np.max(L[valid] / A[valid])))
     return best
+
+
+def fit_to_budgets(ch: Any, budgets: Any, r: str = "min", tol: float = 1e-12) -> tuple[ExplicitChannel, float]:
+    """Mix a channel with the uniform one just enough to satisfy ``E``-ID-LDP with rule ``r``.
+
+    Returns ``(channel, theta)`` with the smallest ``theta`` in ``[0, 1]`` (up to ``tol``) such
+    that ``(1 - theta) P + theta U`` satisfies the budgets (:func:`id_ldp_scale` ``<= 1``).  The
+    privacy loss of every pair is non-increasing in ``theta``
+    (:func:`ldpkit.channels.mix_with_uniform`), so bisection finds it, and the result is tight:
+    some pair sits at its budget unless ``theta = 0``.  The book uses it to draw random
+    mechanisms that satisfy MinID-LDP exactly (ID-LDP chapter, label ``lem-minid-ldp``).
+    """
+    ch = as_channel(ch).to_explicit()
+    e = check_budget_vector(budgets, ch.n_inputs)
+    if id_ldp_scale(ch, e, r) <= 1.0:
+        return ch, 0.0
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if id_ldp_scale(mix_with_uniform(ch, mid), e, r) <= 1.0:
+            hi = mid
+        else:
+            lo = mid
+    return mix_with_uniform(ch, hi), hi
 
 
 # ---------------------------------------------------------------------------- IPLDP

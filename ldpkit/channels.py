@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ._validation import check_probabilities
+from ._rng import as_generator
+from ._validation import check_positive_int, check_positive_real, check_probabilities
 
-__all__ = ["Channel", "ExplicitChannel", "UnaryChannel"]
+__all__ = ["Channel", "ExplicitChannel", "UnaryChannel", "product_channel", "random_channel", "mix_with_uniform"]
 
 _ROW_SUM_TOL = 1e-9
 
@@ -191,3 +193,56 @@ def _safe_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     ok = pos & (den > 0)
     out[ok] = np.log(num[ok]) - np.log(den[ok])
     return out
+
+
+# ---------------------------------------------------------------------------- channel algebra
+def product_channel(*channels: Channel) -> ExplicitChannel:
+    """Joint release of several mechanisms run independently on the *same* input.
+
+    ``P((y_1, ..., y_k) | x) = prod_i P_i(y_i | x)``: the channel of sequential composition
+    (ID-LDP chapter, label ``thm-idldp-composition``).  Outputs are the Cartesian product in
+    row-major order, so the result has ``prod_i n_outputs_i`` columns; keep the factors small.
+    """
+    if not channels:
+        raise ValueError("product_channel needs at least one channel")
+    mats = []
+    for i, ch in enumerate(channels):
+        if not isinstance(ch, Channel):
+            raise ValueError(f"argument {i} is not a Channel, got {type(ch).__name__}")
+        mats.append(ch.to_explicit().matrix)
+    d = mats[0].shape[0]
+    for i, m in enumerate(mats):
+        if m.shape[0] != d:
+            raise ValueError(f"channel {i} has {m.shape[0]} inputs, channel 0 has {d}")
+    out = mats[0]
+    for m in mats[1:]:
+        out = (out[:, :, None] * m[:, None, :]).reshape(d, -1)
+    return ExplicitChannel(out)
+
+
+def random_channel(n_inputs: int, n_outputs: int, rng: Any = None, concentration: float = 1.0) -> ExplicitChannel:
+    """A channel with i.i.d. Dirichlet(``concentration``) rows (all entries positive a.s.).
+
+    Used by the book to test privacy theorems on mechanisms that are not of any named family.
+    """
+    n_inputs = check_positive_int(n_inputs, "n_inputs")
+    n_outputs = check_positive_int(n_outputs, "n_outputs")
+    concentration = check_positive_real(concentration, "concentration")
+    gen = as_generator(rng)
+    m = gen.dirichlet(np.full(n_outputs, concentration), size=n_inputs)
+    m = np.maximum(m, 1e-300)
+    return ExplicitChannel(m / m.sum(axis=1, keepdims=True))
+
+
+def mix_with_uniform(ch: Channel, theta: float) -> ExplicitChannel:
+    """``(1 - theta) P + theta U`` with ``U`` uniform over the outputs (``0 <= theta <= 1``).
+
+    Every ratio ``P(y|x)/P(y|x')`` moves monotonically towards 1 as ``theta`` grows (a
+    linear-fractional function of ``theta``), so the privacy loss of every pair is
+    non-increasing in ``theta``; :func:`ldpkit.accountant.fit_to_budgets` bisects on it.
+    """
+    theta = float(theta)
+    if not 0.0 <= theta <= 1.0 or not np.isfinite(theta):
+        raise ValueError(f"theta must lie in [0, 1], got {theta!r}")
+    m = ch.to_explicit().matrix
+    return ExplicitChannel((1.0 - theta) * m + theta / m.shape[1])

@@ -270,6 +270,26 @@ class PaddingSampling:
         sets = as_itemsets(itemsets, self.d)
         return self._sample(sets, as_generator(rng))
 
+    def sampled_counts(self, itemsets: Any, rng: Any = None, trials: int | None = None) -> np.ndarray:
+        """Counts of the sampled items over the padded domain, without perturbation.
+
+        Shape ``(d + ell,)`` or ``(trials, d + ell)``.  The item sets are validated once for all
+        trials, so experiments that reuse one sample for several inner oracles (the sampling does
+        not depend on the budget) pay for validation and sampling only once.  Feeding row ``t`` to
+        ``inner.simulate`` and multiplying by ``ell`` gives the same distribution as
+        :meth:`simulate`.
+        """
+        sets = as_itemsets(itemsets, self.d)
+        if trials is not None:
+            trials = check_positive_int(trials, "trials")
+        gen = as_generator(rng)
+        k = self.d + self.ell
+        reps = 1 if trials is None else trials
+        out = np.empty((reps, k), dtype=np.int64)
+        for t in range(reps):
+            out[t] = np.bincount(self._sample(sets, gen), minlength=k)
+        return out[0] if trials is None else out
+
     def _sample(self, sets: ItemSets, gen: np.random.Generator) -> np.ndarray:
         sizes = sets.sizes
         caps = self._caps(sets)

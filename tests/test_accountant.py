@@ -585,3 +585,17 @@ def test_bad_scalars() -> None:
         mutual_information(ch, [1 / 3] * 3, base=-2)
     with pytest.raises(ValueError, match="2\\*\\*20"):
         mutual_information(OUE(20, 1.0), np.full(20, 0.05))
+
+
+def test_fit_to_budgets_is_tight() -> None:
+    from ldpkit.accountant import check_id_ldp, fit_to_budgets, id_ldp_scale
+    from ldpkit.channels import random_channel
+
+    budgets = np.array([0.5, 1.0, 1.0, 2.0])
+    ch, theta = fit_to_budgets(random_channel(4, 6, rng=5, concentration=0.3), budgets)
+    assert 0.0 < theta < 1.0
+    assert check_id_ldp(ch, budgets, r="min").satisfied
+    assert id_ldp_scale(ch, budgets, "min") == pytest.approx(1.0, abs=1e-9)
+    # an already private channel is returned unchanged
+    same, zero = fit_to_budgets(ch, budgets * 2)
+    assert zero == 0.0 and np.array_equal(same.matrix, ch.matrix)

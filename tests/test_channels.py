@@ -61,3 +61,36 @@ def test_unary_with_deterministic_bits() -> None:
 def test_unary_enumeration_size_guard() -> None:
     with pytest.raises(ValueError, match="too large"):
         UnaryChannel(np.full(20, 0.5), np.full(20, 0.2)).to_explicit()
+
+
+# ---------------------------------------------------------------------------- channel algebra
+def test_product_channel_rows_and_composition_bound() -> None:
+    from ldpkit.channels import product_channel, random_channel
+
+    a = random_channel(3, 2, rng=1)
+    b = random_channel(3, 4, rng=2)
+    p = product_channel(a, b)
+    assert p.matrix.shape == (3, 8)
+    np.testing.assert_allclose(p.matrix[1].reshape(2, 4), np.outer(a.matrix[1], b.matrix[1]))
+    # the loss of a product is at most the sum of the losses, pair by pair
+    assert np.all(p.pairwise_log_ratio() <= a.pairwise_log_ratio() + b.pairwise_log_ratio() + 1e-12)
+    with pytest.raises(ValueError, match="inputs"):
+        product_channel(a, random_channel(2, 2, rng=3))
+    with pytest.raises(ValueError, match="at least one"):
+        product_channel()
+
+
+def test_random_channel_and_mixing() -> None:
+    from ldpkit.channels import mix_with_uniform, random_channel
+
+    ch = random_channel(4, 5, rng=7)
+    assert np.all(ch.matrix > 0)
+    np.testing.assert_array_equal(ch.matrix, random_channel(4, 5, rng=7).matrix)
+    losses = [mix_with_uniform(ch, t).pairwise_log_ratio() for t in np.linspace(0, 1, 11)]
+    for before, after in zip(losses, losses[1:]):
+        assert np.all(after <= before + 1e-12)
+    assert np.max(losses[-1]) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="theta"):
+        mix_with_uniform(ch, 1.5)
+    with pytest.raises(ValueError, match="concentration"):
+        random_channel(2, 2, rng=1, concentration=0.0)

@@ -143,6 +143,24 @@ def test_sample_matches_probabilities() -> None:
         assert pval > 1e-6, (u, counts)
 
 
+def test_sampled_counts_moments() -> None:
+    """Sampled counts: total n per trial, mean and variance from the sampling probabilities."""
+    d, ell, reps = 5, 3, 4000
+    base = [[0], [1, 2, 3, 4], [], [2, 4], [0, 1, 2, 3, 4]]
+    ps = PaddingSampling(lambda k: GRR(k, 1.0), d, ell)
+    w = ps.sampling_probabilities(base)
+    counts = ps.sampled_counts(base, rng=11, trials=reps)
+    assert counts.shape == (reps, d + ell)
+    assert np.all(counts.sum(axis=1) == len(base))
+    mean, var = w.sum(axis=0), (w * (1 - w)).sum(axis=0)
+    z = np.abs(counts.mean(axis=0) - mean) / np.sqrt(var / reps)
+    assert np.all(z < 5), z
+    assert ps.sampled_counts(base, rng=3).shape == (d + ell,)
+    np.testing.assert_array_equal(ps.sampled_counts(base, rng=3), ps.sampled_counts(base, rng=3))
+    with pytest.raises(ValueError, match="trials"):
+        ps.sampled_counts(base, rng=3, trials=0)
+
+
 # ---------------------------------------------------------------------------- accounting
 
 
