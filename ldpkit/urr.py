@@ -3,7 +3,7 @@
 Murakami and Kawamoto (USENIX Security 2019, :cite:`murakami2019utility`) split the domain
 into sensitive items ``X_S`` (``d_S = |X_S| >= 1``) and non-sensitive items ``X_N``.  ULDP asks
 for the LDP ratio bound only on *protected* outputs and lets the other outputs reveal a
-non-sensitive input.  Derived in the ID-LDP chapter (labels ``def-uldp``, ``eq-urr`` and
+non-sensitive input.  Derived in the IPLDP chapter (labels ``def-uldp``, ``eq-urr`` and
 ``thm-urr-uldp``); the estimator is the pure-protocol one (Foundations chapter, label
 ``thm-pure-variance``).
 
