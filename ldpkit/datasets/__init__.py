@@ -1,10 +1,83 @@
 """Datasets: real-file parsers and loaders, labelled stand-ins, synthetic generators.
 
-See the Datasets page of the book for provenance, licences and statistics.
+Resolution order for a real file: the directory named by ``LDPKIT_DATA_DIR``, then the user
+cache (``LDPKIT_CACHE_DIR`` or the platform cache directory), then a download from the public
+source with checksum verification (never when ``LDPKIT_OFFLINE=1``).  A loader called with
+``source="auto"`` falls back to a stand-in whose ``label`` ends in ``"(stand-in)"`` and warns with
+:class:`StandInWarning`.  See the Datasets page of the book for provenance, licences and
+statistics.
 """
 
 from __future__ import annotations
 
+from . import synthetic
 from .containers import ItemSetData, SingleItemData
+from .fetch import ChecksumMismatchError, DatasetUnavailableError, cache_dir, data_dir, is_offline
+from .loaders import (
+    StandInWarning,
+    StatisticsMismatchError,
+    available,
+    describe,
+    load,
+    load_brown,
+    load_clothing,
+    load_gowalla,
+    load_groceries,
+    load_kosarak,
+    load_kosarak_prefix,
+    load_online_retail,
+    load_retail,
+)
+from .parsers import (
+    DatasetFormatError,
+    read_brown,
+    read_clothing,
+    read_fimi,
+    read_gowalla_10core,
+    read_gowalla_checkins,
+    read_groceries,
+    read_online_retail,
+    sha256_of,
+)
+from .registry import DATASETS, DataFile, DatasetInfo
+from .standins import bootstrap_itemsets, fit_zipf_exponent, standin_itemsets, standin_single
 
-__all__ = ["ItemSetData", "SingleItemData"]
+__all__ = [
+    "ItemSetData",
+    "SingleItemData",
+    "synthetic",
+    "ChecksumMismatchError",
+    "DatasetUnavailableError",
+    "DatasetFormatError",
+    "StandInWarning",
+    "StatisticsMismatchError",
+    "DATASETS",
+    "DataFile",
+    "DatasetInfo",
+    "available",
+    "describe",
+    "load",
+    "load_brown",
+    "load_clothing",
+    "load_gowalla",
+    "load_groceries",
+    "load_kosarak",
+    "load_kosarak_prefix",
+    "load_online_retail",
+    "load_retail",
+    "read_brown",
+    "read_clothing",
+    "read_fimi",
+    "read_gowalla_10core",
+    "read_gowalla_checkins",
+    "read_groceries",
+    "read_online_retail",
+    "sha256_of",
+    "cache_dir",
+    "data_dir",
+    "is_offline",
+    "bootstrap_itemsets",
+    "fit_zipf_exponent",
+    "standin_itemsets",
+    "standin_single",
+]

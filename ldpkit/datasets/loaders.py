@@ -1,0 +1,429 @@
+"""Loaders of the real datasets, with labelled stand-ins when a file is unavailable.
+
+Every loader takes ``source``:
+
+``"real"`` (default)
+    Resolve the files (``LDPKIT_DATA_DIR``, the cache, then a download; see
+    :mod:`ldpkit.datasets.fetch`), parse them and return the real data, or raise
+    :class:`~ldpkit.datasets.fetch.DatasetUnavailableError`.
+``"auto"``
+    The real data when they can be resolved, otherwise the stand-in of
+    :mod:`ldpkit.datasets.standins` together with a :class:`StandInWarning` naming what is missing.
+    A file with a wrong checksum is an error, never a reason to fall back.
+``"standin"``
+    Always the stand-in (``is_standin=True``, label ``"<name> (stand-in)"``).
+
+``rng`` seeds the stand-in only; its default ``0`` makes the stand-in the same dataset on every
+call.  Files without a pinned checksum (full Kosarak, Clothing, the online Gowalla layout) are
+accepted only if the parsed data reproduce the published counts exactly (else
+:class:`StatisticsMismatchError`); full Kosarak must moreover begin with the pinned Kosarak prefix.
+Parsed data are cached per process, keyed by the resolved paths, their sizes and modification
+times and the options, and returned with read-only arrays (the same object is shared between
+calls).  Documented on the Datasets page of the book (section ``sec-datasets-loaders``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gzip
+import hashlib
+import re
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from .containers import ItemSetData, SingleItemData
+from .fetch import ChecksumMismatchError, DatasetUnavailableError, fetch, locate
+from .registry import DATASETS, KOSARAK_PREFIX_LINES, KOSARAK_PREFIX_LINES_SHA256, DataFile, DatasetInfo
+from .standins import bootstrap_itemsets, spec_for, standin_itemsets, standin_single
+
+__all__ = [
+    "StandInWarning",
+    "StatisticsMismatchError",
+    "available",
+    "describe",
+    "load",
+    "load_brown",
+    "load_clothing",
+    "load_gowalla",
+    "load_groceries",
+    "load_kosarak",
+    "load_kosarak_prefix",
+    "load_online_retail",
+    "load_retail",
+]
+
+Source = Literal["real", "auto", "standin"]
+Data = ItemSetData | SingleItemData
+_SOURCES = ("real", "auto", "standin")
+
+
+class StandInWarning(UserWarning):
+    """A loader called with ``source="auto"`` returned a stand-in because real data were missing."""
+
+
+class StatisticsMismatchError(ValueError):
+    """A file without a pinned checksum does not reproduce the dataset's published statistics."""
+
+
+# ---------------------------------------------------------------------------------------------
+# registry access
+
+
+def describe(key: str) -> DatasetInfo:
+    """Provenance, licence, files, URLs, checksums and published statistics of a dataset."""
+    if not isinstance(key, str) or key not in DATASETS:
+        raise ValueError(f"unknown dataset key {key!r}; known: {', '.join(sorted(DATASETS))}")
+    return DATASETS[key]
+
+
+def _resolve(info: DatasetInfo, *, download: bool = True) -> tuple[tuple[Path, ...], tuple[DataFile, ...]]:
+    """Paths of the first layout available locally, else of the first layout that downloads."""
+    for layout in info.layouts:
+        paths = []
+        for spec in layout:
+            found = locate(spec)
+            if found is None:
+                break
+            paths.append(found)
+        else:
+            return tuple(paths), layout
+    attempts: list[tuple[str, str]] = []
+    for layout in info.layouts:
+        try:
+            return tuple(fetch(spec, download=download) for spec in layout), layout
+        except DatasetUnavailableError as exc:
+            attempts.extend((f"{exc.file} @ {place}", reason) for place, reason in exc.attempts)
+    wanted = " or ".join("{" + ", ".join(f.path for f in layout) + "}" for layout in info.layouts)
+    raise DatasetUnavailableError(f"{info.name}: {wanted}", attempts)
+
+
+def available(key: str) -> bool:
+    """True when the real data of ``key`` are present locally with the right checksum.
+
+    No download is attempted and nothing is parsed: for a file without a pinned checksum this says
+    that a copy exists (and matches the hash recorded when it was downloaded), not that it passes
+    the published-statistics check, which happens when it is loaded.
+    """
+    info = describe(key)
+    try:
+        _resolve(info, download=False)
+    except (DatasetUnavailableError, ChecksumMismatchError):
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# verification of unpinned files
+
+
+def _open_maybe_gzip(path: Path) -> Any:
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def _count_tokens(path: Path) -> int:
+    """Whitespace-separated tokens of a (possibly gzipped) text file."""
+    total, prev_space = 0, True
+    with _open_maybe_gzip(path) as fh:
+        for chunk in iter(lambda: fh.read(1 << 24), b""):
+            arr = np.frombuffer(chunk, dtype=np.uint8)
+            space = (arr == 32) | (arr == 9) | (arr == 10) | (arr == 13)
+            starts = ~space & np.concatenate(([prev_space], space[:-1]))
+            total += int(np.count_nonzero(starts))
+            prev_space = bool(space[-1])
+    return total
+
+
+def _count_lines(path: Path) -> int:
+    """Non-blank lines of a (possibly gzipped) text file."""
+    with _open_maybe_gzip(path) as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def _kosarak_prefix_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with _open_maybe_gzip(path) as fh:
+        for _ in range(KOSARAK_PREFIX_LINES):
+            digest.update(fh.readline())
+    return digest.hexdigest()
+
+
+def _check_statistics(data: ItemSetData, info: DatasetInfo, files: str, raw_records: int | None = None) -> str:
+    """Raise unless n, m and records equal the published values; return the verification note."""
+    pub = info.published
+    problems = []
+    if data.n != pub["n"]:
+        problems.append(f"n = {data.n:,} users (published {pub['n']:,})")
+    if data.m != pub["m"]:
+        problems.append(f"m = {data.m:,} items (published {pub['m']:,})")
+    accepted = {data.n_records} | ({raw_records} if raw_records is not None else set())
+    if pub["records"] not in accepted:
+        got = f"{data.n_records:,} distinct pairs"
+        if raw_records is not None:
+            got += f", {raw_records:,} raw records"
+        problems.append(f"records = {got} (published {pub['records']:,})")
+    if problems:
+        raise StatisticsMismatchError(
+            f"{files}: no pinned checksum, and the parsed data do not match the published statistics of "
+            f"{info.name}: " + "; ".join(problems) + ". The file is not used; delete it and download it again."
+        )
+    return (
+        f"checksum not pinned; verified by published statistics instead: n = {data.n:,}, m = {data.m:,}, "
+        f"records = {pub['records']:,} all equal the published values"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing with a per-process cache
+
+
+def _freeze(data: Data) -> Data:
+    arrays = [data.vocabulary]
+    if isinstance(data, ItemSetData):
+        arrays += [data.sets.indices, data.sets.offsets]
+    else:
+        arrays.append(data.items)
+    for arr in arrays:
+        if isinstance(arr, np.ndarray):
+            arr.flags.writeable = False
+    return data
+
+
+def _with_notes(data: Data, *extra: str) -> Data:
+    return dataclasses.replace(data, notes=(*data.notes, *extra))
+
+
+def _pinned_note(layout: tuple[DataFile, ...], paths: tuple[Path, ...]) -> str:
+    return "sha256 verified against the pinned value: " + ", ".join(
+        f"{p.name} {spec.sha256[:12]}" for p, spec in zip(paths, layout) if spec.sha256
+    )
+
+
+def _parse(
+    key: str, paths: tuple[Path, ...], layout: tuple[DataFile, ...], options: tuple[tuple[str, Any], ...]
+) -> Data:
+    from . import parsers
+
+    info = DATASETS[key]
+    opts = dict(options)
+    files = ", ".join(p.name for p in paths)
+    pinned = all(spec.sha256 is not None for spec in layout)
+    if key in ("retail", "kosarak"):
+        data = parsers.read_fimi(paths[0], name=info.name)
+    elif key == "kosarak-prefix":
+        data = parsers.read_fimi(paths[0], name=info.name, truncated="drop")
+    elif key == "clothing":
+        data = parsers.read_clothing(paths[0], name=info.name)
+    elif key == "gowalla-10core":
+        data = parsers.read_gowalla_10core(list(paths), name=info.name)
+    elif key == "brown":
+        data = parsers.read_brown(paths[0], lowercase=opts["lowercase"], name=info.name)
+    elif key == "online-retail":
+        data = parsers.read_online_retail(paths[0], clean=opts["clean"], unit=opts["unit"], name=info.name)
+    elif key == "groceries":
+        data = parsers.read_groceries(paths[0], name=info.name)
+    else:  # pragma: no cover - guarded by describe()
+        raise ValueError(f"no parser for dataset {key!r}")
+    if pinned:
+        return _freeze(_with_notes(data, _pinned_note(layout, paths)))
+    assert isinstance(data, ItemSetData)
+    raw = None
+    if key == "kosarak":
+        digest = _kosarak_prefix_digest(paths[0])
+        if digest != KOSARAK_PREFIX_LINES_SHA256:
+            raise ChecksumMismatchError(
+                paths[0], KOSARAK_PREFIX_LINES_SHA256, digest,
+                f"sha256 of the first {KOSARAK_PREFIX_LINES:,} lines, which must equal the pinned Kosarak prefix",
+            )
+        raw = _count_tokens(paths[0])
+    elif key == "clothing":
+        raw = _count_lines(paths[0])
+    note = _check_statistics(data, info, files, raw)
+    extra = [note]
+    if key == "kosarak":
+        extra.append(f"the first {KOSARAK_PREFIX_LINES:,} lines are byte-identical to the pinned Kosarak prefix")
+    return _freeze(_with_notes(data, *extra))
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_cached(key: str, stamp: tuple[tuple[str, int, int], ...], layout: tuple[DataFile, ...],
+                  options: tuple[tuple[str, Any], ...]) -> Data:
+    return _parse(key, tuple(Path(s[0]) for s in stamp), layout, options)
+
+
+def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for p in paths:
+        st = p.stat()
+        out.append((str(p.resolve()), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _standin_cached(key: str, options: tuple[tuple[str, Any], ...], seed: int) -> Data:
+    return _freeze(_make_standin(key, dict(options), seed))
+
+
+def _make_standin(key: str, opts: dict[str, Any], rng: Any) -> Data:
+    if key == "kosarak" and available("kosarak-prefix"):
+        # the real prefix beats a fitted power law: resample its sessions (see bootstrap_itemsets)
+        info = describe("kosarak")
+        prefix = load_kosarak_prefix(source="real")
+        return bootstrap_itemsets(prefix, int(info.published["n"]), int(info.published["m"]), rng, name=info.name)
+    spec = spec_for(key, **opts)
+    return standin_single(spec, rng) if spec.kind == "single" else standin_itemsets(spec, rng)
+
+
+def _standin(key: str, opts: dict[str, Any], rng: Any, why: str | None) -> Data:
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
+        data = _standin_cached(key, tuple(sorted(opts.items())), int(rng))
+    else:
+        data = _make_standin(key, opts, rng)
+    if why:
+        data = _with_notes(data, f"real data unavailable: {why}")
+    return data
+
+
+def _summarise(exc: DatasetUnavailableError) -> str:
+    """The places tried, without local paths (the text ends up in notes, warnings and the book)."""
+    text = "; ".join(f"{place}: {reason}" for place, reason in exc.attempts) or str(exc)
+    text = re.sub(r"LDPKIT_DATA_DIR=\S+?(?=:(\s|$))", "LDPKIT_DATA_DIR", text)
+    return re.sub(r"\bcache \S+?(?=:(\s|$))", "user cache", text)
+
+
+def _load(key: str, source: Any, rng: Any, **opts: Any) -> Data:
+    if not isinstance(source, str) or source not in _SOURCES:
+        raise ValueError(f"source must be one of {', '.join(map(repr, _SOURCES))}, got {source!r}")
+    info = describe(key)
+    if source == "standin":
+        return _standin(key, opts, rng, None)
+    try:
+        paths, layout = _resolve(info)
+    except DatasetUnavailableError as exc:
+        if source == "real":
+            raise
+        why = _summarise(exc)
+        data = _standin(key, opts, rng, why)
+        warnings.warn(
+            f"{info.name}: real data unavailable ({why}); using a synthetic stand-in labelled {data.label!r}",
+            StandInWarning,
+            stacklevel=3,
+        )
+        return data
+    return _parse_cached(key, _stamp(paths), layout, tuple(sorted(opts.items())))
+
+
+# ---------------------------------------------------------------------------------------------
+# public loaders
+
+
+def load_retail(source: Source = "real", rng: Any = 0) -> ItemSetData:
+    """FIMI Retail: 88,162 market baskets over 16,470 items (ID-LDP chapter's "Retail").
+
+    Parameters
+    ----------
+    source
+        ``"real"``, ``"auto"`` or ``"standin"`` (see the module docstring).
+    rng
+        Seed or generator for the stand-in.
+    """
+    return _load("retail", source, rng)
+
+
+def load_kosarak(source: Source = "real", rng: Any = 0) -> ItemSetData:
+    """FIMI Kosarak, full: 990,002 click-stream sessions over 41,270 pages.
+
+    The file has no pinned checksum: it must begin with the pinned Kosarak prefix and reproduce the
+    published n, m and records exactly.  Parameters as in :func:`load_retail`.
+    """
+    return _load("kosarak", source, rng)
+
+
+def load_kosarak_prefix(source: Source = "real", rng: Any = 0) -> ItemSetData:
+    """The first 36,682 Kosarak sessions (17,034 items), from the local prefix file.
+
+    The truncated last line of the file is dropped (said in ``notes``).  Parameters as in
+    :func:`load_retail`.
+    """
+    return _load("kosarak-prefix", source, rng)
+
+
+def load_clothing(source: Source = "real", rng: Any = 0) -> ItemSetData:
+    """Rent the Runway "Clothing": 105,508 users' sets of rented items (5,850 items).
+
+    No pinned checksum: the parsed data must reproduce the published n, m and records exactly.
+    Parameters as in :func:`load_retail`.
+    """
+    return _load("clothing", source, rng)
+
+
+def load_gowalla(source: Source = "real", rng: Any = 0) -> ItemSetData:
+    """Gowalla 10-core: 29,858 users' sets of visited locations (40,981 locations).
+
+    Parameters as in :func:`load_retail`.
+    """
+    return _load("gowalla-10core", source, rng)
+
+
+def load_brown(lowercase: bool = False, source: Source = "real", rng: Any = 0) -> SingleItemData:
+    """Brown corpus as single-item data: 1,161,192 tokens, each a user holding one word.
+
+    Parameters
+    ----------
+    lowercase
+        Lowercase the words (49,815 instead of 56,057 distinct words).
+    source, rng
+        As in :func:`load_retail`.
+    """
+    if not isinstance(lowercase, bool):
+        raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
+    return _load("brown", source, rng, lowercase=lowercase)
+
+
+def load_online_retail(clean: bool = True, unit: str = "invoice", source: Source = "real", rng: Any = 0) -> Data:
+    """UCI Online Retail: invoices as item sets (``unit="invoice"``) or invoice lines as single items.
+
+    Parameters
+    ----------
+    clean
+        Drop cancelled invoices and rows with non-positive quantity (20,728 invoices over 3,941
+        stock codes remain).
+    unit
+        ``"invoice"`` or ``"row"``.
+    source, rng
+        As in :func:`load_retail`.
+    """
+    if not isinstance(clean, bool):
+        raise ValueError(f"clean must be True or False, got {clean!r}")
+    if unit not in ("invoice", "row"):
+        raise ValueError(f"unit must be 'invoice' or 'row', got {unit!r}")
+    return _load("online-retail", source, rng, clean=clean, unit=unit)
+
+
+def load_groceries(source: Source = "real", rng: Any = 0) -> ItemSetData:
+    """arules Groceries: 9,835 baskets over 169 items.  Parameters as in :func:`load_retail`."""
+    return _load("groceries", source, rng)
+
+
+_LOADERS: dict[str, Callable[..., Data]] = {
+    "retail": load_retail,
+    "kosarak": load_kosarak,
+    "kosarak-prefix": load_kosarak_prefix,
+    "clothing": load_clothing,
+    "gowalla-10core": load_gowalla,
+    "brown": load_brown,
+    "online-retail": load_online_retail,
+    "groceries": load_groceries,
+}
+
+
+def load(key: str, **kw: Any) -> Data:
+    """Load dataset ``key`` (a key of :data:`~ldpkit.datasets.registry.DATASETS`) with the loader's options."""
+    describe(key)
+    return _LOADERS[key](**kw)
