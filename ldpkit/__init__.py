@@ -10,11 +10,12 @@ from ._rng import as_generator
 from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
 from .channels import Channel, ExplicitChannel, UnaryChannel
 from .grr import GRR
+from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
 from .olh import OLH, HashedReports
 from .padding import ItemSets, PaddingSampling, as_itemsets
 from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
-from . import accountant, claims, metrics, postprocess
+from . import accountant, budgets, claims, datasets, idue, metrics, postprocess
 
 __version__ = "0.1.0"
 
@@ -35,10 +36,22 @@ __all__ = [
     "OLH",
     "HashedReports",
     "URR",
+    "IDUE",
+    "IDUEPS",
+    "IDUESolution",
+    "IDUESolverError",
+    "idue_ps",
+    "itemset_budget",
+    "oue_ps",
+    "rappor_ps",
+    "toy_example",
     "PaddingSampling",
     "ItemSets",
     "as_itemsets",
     "accountant",
+    "budgets",
+    "datasets",
+    "idue",
     "claims",
     "metrics",
     "postprocess",
