@@ -271,11 +271,11 @@ def _standin_cached(key: str, options: tuple[tuple[str, Any], ...], seed: int) -
 
 
 def _make_standin(key: str, opts: dict[str, Any], rng: Any) -> Data:
-    if key == "kosarak" and available("kosarak-prefix"):
-        # the real prefix beats a fitted power law: resample its sessions (see bootstrap_itemsets)
-        info = describe("kosarak")
-        prefix = load_kosarak_prefix(source="real")
-        return bootstrap_itemsets(prefix, int(info.published["n"]), int(info.published["m"]), rng, name=info.name)
+    info = describe(key)
+    if info.resample_from is not None and available(info.resample_from):
+        # a real sample beats a fitted power law: resample its users (see bootstrap_itemsets)
+        sample = load(info.resample_from, source="real")
+        return bootstrap_itemsets(sample, int(info.published["n"]), int(info.published["m"]), rng, name=info.name)
     spec = spec_for(key, **opts)
     return standin_single(spec, rng) if spec.kind == "single" else standin_itemsets(spec, rng)
 

@@ -104,6 +104,9 @@ class DatasetInfo:
     kind: str = "itemsets"
     alternatives: tuple[tuple[DataFile, ...], ...] = ()
     counted: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: key of a real sample of the same data (e.g. a prefix of the file); when it is available,
+    #: the stand-in resamples its users instead of drawing from a fitted law
+    resample_from: str | None = None
 
     @property
     def layouts(self) -> tuple[tuple[DataFile, ...], ...]:
@@ -168,6 +171,7 @@ _kosarak = DatasetInfo(
     licence="FIMI repository; research use.",
     citation_url=_FIMI,
     published=_ro({"n": 990_002, "m": 41_270, "records": 8_019_015, "source": _IDLDP}),
+    resample_from="kosarak-prefix",
     notes=(
         ("Checksum not pinned (the full file was not available offline): a download is verified by the published "
          "statistics instead (n, m and records exactly) and by requiring its first 36,682 lines to be "
