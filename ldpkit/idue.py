@@ -5,9 +5,9 @@ encoding with probability ``a_k`` (own bit) or ``b_k`` (other bits), choosing on
 ``(a_i, b_i)`` per *privacy level* ``i = 1..t`` (budget ``eps_i``, ``m_i`` items).  The pair
 budget of levels ``i, j`` is ``r_ij = r(eps_i, eps_j)`` (``min`` for MinID-LDP).  For distinct
 items of levels ``i`` and ``j`` the tight privacy loss is
-``log[a_i (1 - b_j) / (b_i (1 - a_j))]`` (ID-LDP chapter, label ``eq-idue-ratio``).
+``log[a_i (1 - b_j) / (b_i (1 - a_j))]`` (ID-LDP chapter, label ``eq-idue-constraint``).
 
-Three optimisation models choose ``(a, b)`` (ID-LDP chapter, label ``sec-idue-models``):
+Three optimisation models choose ``(a, b)`` (ID-LDP chapter, label ``sec-idldp-models``):
 
 * ``opt0`` -- worst-case total MSE per user,
   ``f = sum_i m_i b_i(1-b_i)/(a_i-b_i)^2 + max_i (1-a_i-b_i)/(a_i-b_i)``, under every pair
@@ -497,7 +497,7 @@ def solve_opt1(
     Minimises ``sum_i m_i e^{tau_i}/(e^{tau_i}-1)^2`` subject to ``tau_i + tau_j <= r_ij``
     for every constrained ordered pair (both orders bind ``tau_i + tau_j``), ``tau > 0``.
 
-    Convexity (ID-LDP chapter, label ``thm-opt1-convex``): ``e^tau/(e^tau-1)^2 =
+    Convexity (ID-LDP chapter, label ``prop-idue-convexity``): ``e^tau/(e^tau-1)^2 =
     1/(4 sinh^2(tau/2))`` has second derivative ``(2 sinh^2(tau/2) + 3)/(8 sinh^4(tau/2)) > 0``,
     so the objective is separable, convex and decreasing, and the constraints are linear.
     That form is not DCP; cvxpy solves the equivalent problem in ``s = log(e^tau - 1)``
@@ -624,7 +624,7 @@ def solve_opt2(
     Constraints: ``e^{r_ij} b_i + b_j >= 1`` for every constrained ordered pair (the ratio
     ``a_i(1-b_j)/(b_i(1-a_j)) = (1-b_j)/b_i`` when ``a = 1/2``) and ``0 < b_i < 1/2``.
 
-    Convexity (ID-LDP chapter, label ``thm-opt2-convex``): with ``d = 1/2 - b``,
+    Convexity (ID-LDP chapter, label ``prop-idue-convexity``): with ``d = 1/2 - b``,
     ``b(1-b)/d^2 = 1/(4 d^2) - 1``, whose second derivative in ``b`` is ``3/(2 d^4) > 0``;
     the DCP form is ``m_i (0.25 * power(0.5 - b_i, -2) - 1)`` with linear constraints.  KKT
     conditions are verified by NNLS on the active constraints.
@@ -1421,7 +1421,7 @@ class ToyExample:
 def toy_example() -> ToyExample:
     """The paper's Table I setup (5 items; ``eps_1 = ln 4``, ``eps_2..5 = ln 6``).
 
-    ID-LDP chapter, label ``tab-toy``.
+    ID-LDP chapter, label ``sec-idldp-table1``.
     """
     budgets = np.array([math.log(4.0)] + [math.log(6.0)] * 4)
     paper = {
