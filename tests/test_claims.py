@@ -90,6 +90,24 @@ def test_non_pending_claims_have_evidence(real_claims):
         assert c.status in STATUSES and c.kind in KINDS
 
 
+def _book_labels() -> set[str]:
+    """Labels defined in the chapters: ``(label)=`` targets, ``:label:`` options, ``$$ (label)``."""
+    labels: set[str] = set()
+    for md in (REPO / "book").glob("*.md"):
+        text = md.read_text(encoding="utf-8")
+        labels |= set(re.findall(r"^\(([A-Za-z0-9_-]+)\)=\s*$", text, flags=re.M))
+        labels |= set(re.findall(r"^:label: *([A-Za-z0-9_-]+)\s*$", text, flags=re.M))
+        labels |= set(re.findall(r"^\$\$ *\(([A-Za-z0-9_-]+)\)\s*$", text, flags=re.M))
+    return labels
+
+
+def test_evidence_labels_exist_in_the_book(real_claims):
+    labels = _book_labels()
+    assert {"idldp", "def-ldp"} <= labels  # the scanner sees page targets and directive labels
+    missing = {c.id: c.evidence for c in real_claims if c.evidence and c.evidence not in labels}
+    assert not missing, missing
+
+
 def test_statements_single_line_and_short(real_claims):
     for c in real_claims:
         assert "\n" not in c.statement, c.id
