@@ -143,6 +143,17 @@ def _check_names(names: Sequence[str], allowed: tuple[str, ...]) -> tuple[str, .
     return names
 
 
+def _common_arguments(
+    mechanisms: Sequence[str], allowed: tuple[str, ...], repeats: int, ks: Sequence[int], m: int, rng: Any,
+    cache: SolutionCache | None,
+) -> tuple[tuple[str, ...], int, tuple[int, ...], np.random.Generator, SolutionCache]:
+    """Validate the arguments every protocol shares; normalise the generator and the cache."""
+    names = _check_names(mechanisms, allowed)
+    repeats = check_positive_int(repeats, "repeats")
+    ks = _check_ks(ks, m)
+    return names, repeats, ks, as_generator(rng), SolutionCache() if cache is None else cache
+
+
 def _check_eps_grid(epsilons: Iterable[float]) -> tuple[float, ...]:
     grid = tuple(float(check_epsilon(e, "epsilon")) for e in epsilons)
     if not grid:
@@ -207,11 +218,7 @@ def run_single_item(
     """
     counts = check_counts(counts)
     grid = _check_eps_grid(epsilons)
-    names = _check_names(mechanisms, SINGLE_ITEM_MECHANISMS)
-    repeats = check_positive_int(repeats, "repeats")
-    ks = _check_ks(ks, counts.size)
-    gen = as_generator(rng)
-    cache = SolutionCache() if cache is None else cache
+    names, repeats, ks, gen, cache = _common_arguments(mechanisms, SINGLE_ITEM_MECHANISMS, repeats, ks, counts.size, rng, cache)
     rows: list[dict[str, Any]] = []
     for eps in _progress(grid, len(grid), "eps", progress):
         rows += _single_item_rows({"eps": eps}, counts, eps, protocol, names, repeats, ks, gen, cache)
@@ -271,11 +278,7 @@ def run_budget_shares(
     grid = tuple(float(s) for s in shares)
     if not grid or not all(0.0 < s <= 1.0 and math.isfinite(s) for s in grid):
         raise ValueError(f"shares must be a non-empty list of fractions in (0, 1], got {grid!r}")
-    names = _check_names(mechanisms, SINGLE_ITEM_MECHANISMS)
-    repeats = check_positive_int(repeats, "repeats")
-    ks = _check_ks(ks, counts.size)
-    gen = as_generator(rng)
-    cache = SolutionCache() if cache is None else cache
+    names, repeats, ks, gen, cache = _common_arguments(mechanisms, SINGLE_ITEM_MECHANISMS, repeats, ks, counts.size, rng, cache)
     ratio = eps_large / eps_small
     rows: list[dict[str, Any]] = []
     for share in _progress(grid, len(grid), "share", progress):
@@ -336,12 +339,8 @@ def run_itemsets(
     ell_grid = tuple(check_positive_int(e, "ell") for e in ells)
     if not ell_grid:
         raise ValueError("ells is empty")
-    names = _check_names(mechanisms, ITEMSET_MECHANISMS)
-    repeats = check_positive_int(repeats, "repeats")
     m, n = sets.d, len(sets)
-    ks = _check_ks(ks, m)
-    gen = as_generator(rng)
-    cache = SolutionCache() if cache is None else cache
+    names, repeats, ks, gen, cache = _common_arguments(mechanisms, ITEMSET_MECHANISMS, repeats, ks, m, rng, cache)
     true = sets.true_counts().astype(float)
     rows: list[dict[str, Any]] = []
     for ell in _progress(ell_grid, len(ell_grid), "ell", progress):
