@@ -103,15 +103,21 @@ def browser() -> str:
 def _probe_page(browser: str, page: Path, tmp: Path) -> dict:
     probe_page = page.with_name(f"_probe_{page.name}")
     probe_page.write_text(page.read_text().replace("</body>", _PROBE + "</body>"))
-    cmd = [
-        browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--allow-file-access-from-files", f"--user-data-dir={tmp / 'profile'}",
-        "--virtual-time-budget=30000", "--dump-dom", probe_page.as_uri(),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    match = re.search(r'<pre id="ldpkit-probe">(.*?)</pre>', proc.stdout, re.S)
-    assert match, f"probe did not run on {page.name}; chromium said:\n{proc.stderr[-2000:]}"
+    # A fresh profile per attempt: headless Chromium occasionally exits without dumping the DOM
+    # (seen once in CI on an unchanged page), so a page gets up to three attempts; a page whose
+    # probe never runs still fails, with Chromium's own messages.
+    for attempt in range(3):
+        cmd = [
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--allow-file-access-from-files", f"--user-data-dir={tmp / f'profile-{page.stem}-{attempt}'}",
+            "--virtual-time-budget=30000", "--dump-dom", probe_page.as_uri(),
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        match = re.search(r'<pre id="ldpkit-probe">(.*?)</pre>', proc.stdout, re.S)
+        if match:
+            break
+    assert match, f"probe did not run on {page.name} in 3 attempts; chromium said:\n{proc.stderr[-2000:]}"
     import html as htmllib
 
     return json.loads(htmllib.unescape(match.group(1)))
