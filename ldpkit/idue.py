@@ -43,7 +43,7 @@ import numpy as np
 from . import accountant
 from ._validation import check_budget_vector, check_domain_size, check_epsilon, check_positive_int
 from .accountant import PairRule, _apply_rule, _resolve_rule
-from .padding import PaddingSampling, as_itemsets
+from .padding import PaddingSampling, all_itemsets, as_itemsets
 from .unary import OUE, RAPPOR, UnaryEncoding
 
 __all__ = [
@@ -53,8 +53,11 @@ __all__ = [
     "IDUESolution",
     "IDUESolverError",
     "ToyExample",
+    "ab_from_log_ratios",
+    "check_itemset_id_ldp",
     "idue_ps",
     "itemset_budget",
+    "lemma2_log_bounds",
     "oue_ps",
     "pair_budget_matrix",
     "rappor_ps",
@@ -191,6 +194,22 @@ def _ab_from_uv(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Z, Y = np.expm1(u), np.expm1(v)
     D = Z + Y + Z * Y
     return (1 + Z) * Y / D, Y / D
+
+
+def ab_from_log_ratios(u: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bit ``(a, b)`` from the log-ratios ``u = log(a/b)`` and ``v = log((1-b)/(1-a))``.
+
+    The pair loss of items ``i, j`` is ``u_i + v_j`` (ID-LDP chapter, label ``thm-opt0-gp``),
+    so mechanisms with prescribed losses are easiest to build in these coordinates.  Both must
+    be positive and finite (that is ``0 < b < a < 1``) and of equal shape.
+    """
+    u_arr, v_arr = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+    if u_arr.shape != v_arr.shape:
+        raise ValueError(f"u and v must have the same shape, got {u_arr.shape} and {v_arr.shape}")
+    for name, arr in (("u", u_arr), ("v", v_arr)):
+        if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError(f"{name} must be positive and finite, got {arr!r}")
+    return _ab_from_uv(u_arr, v_arr)
 
 
 def _uv_from_ab(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1260,6 +1279,40 @@ def itemset_budget(itemset: Any, budgets: Any, ell: int, dummy_budget: float | N
     vals = np.concatenate([eps[x], [star]])
     w = np.concatenate([np.full(k, eta / k), [1.0 - eta]])
     return float(logsumexp(vals, b=w))
+
+
+def check_itemset_id_ldp(
+    ps: PaddingSampling, budgets: Any, dummy_budget: float | None = None, r: PairRule = "min"
+) -> accountant.IDLDPResult:
+    """Theorem 4 by exact enumeration: every item set against every other, every output.
+
+    The channel of ``ps`` over all ``2**d`` item sets (:func:`ldpkit.padding.all_itemsets`, so
+    ``d <= MAX_ENUMERATED_D`` and a unary inner oracle small enough to enumerate) is checked
+    with :func:`ldpkit.accountant.check_id_ldp` against the item-set budgets of eq. (15)
+    (:func:`itemset_budget`).  Works for any Padding-and-Sampling mechanism, not only solver
+    outputs (ID-LDP chapter, label ``thm-idue-ps``).
+    """
+    eps = _item_budgets(budgets, minimum=1)
+    if eps.size != ps.d:
+        raise ValueError(f"budgets has {eps.size} entries, expected one per real item ({ps.d})")
+    sets = all_itemsets(ps.d)
+    set_budgets = [itemset_budget(x, eps, ps.ell, dummy_budget) for x in sets]
+    return accountant.check_id_ldp(ps.channel(sets), set_budgets, r=r)
+
+
+def lemma2_log_bounds(ps: PaddingSampling, itemsets: Any) -> np.ndarray:
+    """Log of the Lemma 2 bound, eq. (13): ``log(sum_k w_xk alpha_k / sum_k w_x'k beta_k)``.
+
+    ``w_xk`` is the probability that set ``x`` samples padded item ``k``, ``alpha = a/b`` and
+    ``beta = (1-a)/(1-b)`` of the unary inner oracle.  Returns the matrix over ordered pairs of
+    ``itemsets`` (ID-LDP chapter, label ``thm-idue-ps``).
+    """
+    inner = ps.inner
+    if not isinstance(inner, UnaryEncoding):
+        raise ValueError(f"Lemma 2 needs a unary-encoding inner oracle, got {type(inner).__name__}")
+    w = ps.sampling_probabilities(itemsets)
+    alpha, beta = inner.a / inner.b, (1 - inner.a) / (1 - inner.b)
+    return np.log(w @ alpha)[:, None] - np.log(w @ beta)[None, :]
 
 
 class IDUEPS(PaddingSampling):

@@ -33,7 +33,7 @@ from ._validation import check_domain_size, check_positive_int
 from .base import FrequencyOracle, SupportOracle, pure_variance
 from .channels import ExplicitChannel, UnaryChannel
 
-__all__ = ["ItemSets", "PaddingSampling", "as_itemsets"]
+__all__ = ["ItemSets", "PaddingSampling", "all_itemsets", "as_itemsets"]
 
 #: largest real domain for which :meth:`PaddingSampling.channel` enumerates all item sets
 MAX_ENUMERATED_D = 10
@@ -140,6 +140,17 @@ def as_itemsets(itemsets: Any, d: int) -> ItemSets:
     indices = np.concatenate(parts) if offsets[-1] else np.zeros(0, dtype=np.int64)
     _validate_csr(indices, offsets, d)
     return ItemSets(indices, offsets, d)
+
+
+def all_itemsets(d: int) -> list[list[int]]:
+    """Every subset of ``range(d)``, the empty set first, by size then lexicographically.
+
+    For exact enumeration of item-set channels (``d <= MAX_ENUMERATED_D``).
+    """
+    d = check_domain_size(d, minimum=1)
+    if d > MAX_ENUMERATED_D:
+        raise ValueError(f"enumerating all 2**{d} item sets needs d <= MAX_ENUMERATED_D={MAX_ENUMERATED_D}")
+    return [list(c) for r in range(d + 1) for c in itertools.combinations(range(d), r)]
 
 
 class PaddingSampling:
@@ -358,11 +369,7 @@ class PaddingSampling:
             enumerate (``UnaryChannel.to_explicit`` limits the bits), or too many sets.
         """
         if itemsets is None:
-            if self.d > MAX_ENUMERATED_D:
-                raise ValueError(
-                    f"enumerating all 2**{self.d} item sets needs d <= MAX_ENUMERATED_D={MAX_ENUMERATED_D}"
-                )
-            itemsets = [list(c) for r in range(self.d + 1) for c in itertools.combinations(range(self.d), r)]
+            itemsets = all_itemsets(self.d)
         sets = as_itemsets(itemsets, self.d)
         inner_ch = self.inner.channel()
         if isinstance(inner_ch, UnaryChannel):

@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 from stats_helpers import assert_unbiased, assert_variance
 
 from ldpkit import OUE, RAPPOR, UnaryEncoding, accountant, idue
-from ldpkit.padding import PaddingSampling
+from ldpkit.padding import PaddingSampling, all_itemsets
 
 LN4, LN6 = math.log(4.0), math.log(6.0)
 
@@ -37,7 +37,9 @@ def _paper_ratios(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _itemset_rows(m: int) -> list[list[int]]:
-    return [list(c) for r in range(m + 1) for c in itertools.combinations(range(m), r)]
+    rows = [list(c) for r in range(m + 1) for c in itertools.combinations(range(m), r)]
+    assert rows == all_itemsets(m)
+    return rows
 
 
 # ----------------------------------------------------------------------------- validation
@@ -401,6 +403,9 @@ def _theorem4_check(ps: PaddingSampling, budgets: np.ndarray, star: float) -> No
     eb = np.array([idue.itemset_budget(x, budgets, ps.ell, star) for x in sets])
     res = accountant.check_id_ldp(ch, eb, r="min")
     assert res.satisfied, res
+    # the library's enumeration (used by the book) gives the same verdict and worst pair
+    lib = idue.check_itemset_id_ldp(ps, budgets, star)
+    assert lib.satisfied and lib.slack == pytest.approx(res.slack, abs=1e-12)
 
 
 def _lemma2_check(ps: PaddingSampling) -> None:
@@ -411,6 +416,7 @@ def _lemma2_check(ps: PaddingSampling) -> None:
     a, b = ps.inner.a, ps.inner.b
     alpha, beta = a / b, (1 - a) / (1 - b)
     bound = (W @ alpha)[:, None] / (W @ beta)[None, :]
+    np.testing.assert_allclose(idue.lemma2_log_bounds(ps, sets), np.log(bound), rtol=1e-12, atol=1e-12)
     ratio = P[:, None, :] / P[None, :, :]
     assert np.all(ratio.max(axis=2) <= bound * (1 + 1e-12))
     # the paper's remark "1 <= beta <= alpha" is wrong: beta < 1 < alpha whenever a > b
@@ -469,7 +475,7 @@ def _random_padded_params(gen: np.random.Generator, eps: np.ndarray, star: float
         u, v = u / scale, v / scale
         if np.all(u > 1e-3) and np.all(v > 1e-3):
             break
-    a, b = idue._ab_from_uv(u, v)
+    a, b = idue.ab_from_log_ratios(u, v)
     return np.concatenate([a[:m], np.full(ell, a[m])]), np.concatenate([b[:m], np.full(ell, b[m])])
 
 
@@ -502,7 +508,7 @@ def test_theorem4_needs_the_dummy_levels_own_pair() -> None:
     # item 0 (eps 1) has u + v = 1.5 > 1: fine for single items (it is alone in its level) ...
     u = np.array([0.75, 0.2])
     v = np.array([0.75, 0.2])
-    a, b = idue._ab_from_uv(u, v)
+    a, b = idue.ab_from_log_ratios(u, v)
     single = UnaryEncoding(a, b)
     assert accountant.check_id_ldp(single.channel().to_explicit(), eps, r="min").satisfied
     # ... but dummies at eps* = 1 with item 0's (a, b) break Theorem 4: x = {0}, x' = {} with ell = 1
@@ -510,6 +516,8 @@ def test_theorem4_needs_the_dummy_levels_own_pair() -> None:
     ch = ps.channel([[0], []])
     lr = float(np.max(np.log(ch.matrix[0] / ch.matrix[1])))
     assert lr == pytest.approx(1.5) and lr > idue.itemset_budget([0], eps, 1, 1.0)
+    lib = idue.check_itemset_id_ldp(ps, eps, 1.0)
+    assert not lib.satisfied and lib.worst_log_ratio == pytest.approx(1.5)
     # idue_ps refuses such a solution (the padded IDUE is checked exactly)
     sol = idue.IDUESolution(
         model="opt0", level_budgets=eps, level_sizes=np.array([1, 1]), a=a, b=b, objective=0.0,
@@ -539,3 +547,18 @@ def test_baselines_and_ps_estimator() -> None:
     draws = ps.simulate(sets, rng=3, trials=1500)
     assert_unbiased(draws, truth, ps.variance(sets))
     assert_variance(draws, ps.variance(sets))
+
+
+def test_ab_from_log_ratios_inverts_and_validates() -> None:
+    a, b = idue.ab_from_log_ratios([0.3, 1.2], [0.5, 0.1])
+    np.testing.assert_allclose(np.log(a / b), [0.3, 1.2])
+    np.testing.assert_allclose(np.log((1 - b) / (1 - a)), [0.5, 0.1])
+    assert np.all((0 < b) & (b < a) & (a < 1))
+    for u, v, match in (([0.3], [0.5, 0.1], "same shape"), ([0.0], [0.5], "u must be positive"),
+                        ([0.3], [math.inf], "v must be positive")):
+        with pytest.raises(ValueError, match=match):
+            idue.ab_from_log_ratios(u, v)
+    with pytest.raises(ValueError, match="expected one per real item"):
+        idue.check_itemset_id_ldp(idue.idue_ps([1.0, 2.0, 2.0], 2), [1.0, 2.0], 1.0)
+    with pytest.raises(ValueError, match="MAX_ENUMERATED_D"):
+        all_itemsets(11)
