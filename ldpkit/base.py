@@ -31,6 +31,7 @@ import numpy as np
 
 from ._rng import as_generator
 from ._validation import check_counts, check_items, check_positive_int
+from .accountant import Guarantee
 from .channels import Channel
 
 __all__ = ["FrequencyOracle", "SupportOracle", "ItemReportOracle", "pure_estimate", "pure_variance"]
@@ -58,6 +59,16 @@ class FrequencyOracle(abc.ABC):
     @abc.abstractmethod
     def channel(self) -> Channel:
         """Exact conditional output distribution, for the accountant."""
+
+    def guarantees(self) -> list[Guarantee]:
+        """The privacy guarantees this mechanism declares, as data.
+
+        :func:`ldpkit.accountant.verify` checks each one against :meth:`channel`.  The
+        default declares standard LDP at :attr:`epsilon` when it is finite; mechanisms built
+        for another notion (ID-LDP, ULDP, ...) override this.
+        """
+        eps = self.epsilon
+        return [Guarantee("ldp", epsilon=eps)] if math.isfinite(eps) else []
 
     # ------------------------------------------------------------------ sampling
     @abc.abstractmethod

@@ -15,9 +15,10 @@ on which the whole accountant (:mod:`ldpkit.accountant`) is built.
 
 from __future__ import annotations
 
+import abc
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -29,23 +30,59 @@ __all__ = ["Channel", "ExplicitChannel", "UnaryChannel", "product_channel", "ran
 _ROW_SUM_TOL = 1e-9
 
 
-class Channel:
-    """Common interface of channel representations."""
+class Channel(abc.ABC):
+    """Abstract base of every channel representation.
+
+    A channel is the exact conditional law ``P(y | x)`` of a mechanism's output given its
+    input, over ``n_inputs`` inputs and ``n_outputs`` outputs.  A subclass must provide
+    :attr:`n_inputs`, :attr:`n_outputs` and :meth:`to_explicit`; that is all the accountant
+    needs to account for it exactly by enumeration on small domains.  A subclass with
+    structure (like :class:`UnaryChannel`) can also register closed forms per privacy notion
+    with :func:`ldpkit.accountant.register_closed_form`, so that large domains are accounted
+    for without enumeration.  :attr:`kind` names the representation in error messages and
+    in the accountant's registry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.channels import Channel, ExplicitChannel
+    >>> class Coin(Channel):
+    ...     kind = "coin"
+    ...     n_inputs = 2
+    ...     n_outputs = 2
+    ...     def to_explicit(self):
+    ...         return ExplicitChannel(np.array([[0.75, 0.25], [0.25, 0.75]]))
+    >>> round(Coin().ldp_epsilon(), 6)  # log 3
+    1.098612
+    """
+
+    #: short name of the representation (``"explicit"``, ``"unary"``, ...)
+    kind: ClassVar[str] = "channel"
 
     @property
-    def n_inputs(self) -> int:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def n_inputs(self) -> int:
+        """Number of inputs ``x`` (rows)."""
 
-    def pairwise_log_ratio(self) -> np.ndarray:  # pragma: no cover - abstract
-        """``(d, d)`` matrix of ``max_y log P(y|x) / P(y|x')``; ``inf`` where unbounded."""
-        raise NotImplementedError
+    @property
+    @abc.abstractmethod
+    def n_outputs(self) -> int:
+        """Number of outputs ``y`` (may be astronomically large for structured channels)."""
+
+    @abc.abstractmethod
+    def to_explicit(self) -> "ExplicitChannel":
+        """The same channel as an explicit matrix (only feasible for small output spaces)."""
+
+    def pairwise_log_ratio(self) -> np.ndarray:
+        """``(d, d)`` matrix of ``max_y log P(y|x) / P(y|x')``; ``inf`` where unbounded.
+
+        The default enumerates the outputs through :meth:`to_explicit`.
+        """
+        return self.to_explicit().pairwise_log_ratio()
 
     def ldp_epsilon(self) -> float:
         """The tight standard LDP epsilon: the largest pairwise log-ratio."""
         return float(np.max(self.pairwise_log_ratio()))
-
-    def to_explicit(self) -> "ExplicitChannel":  # pragma: no cover - abstract
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -62,6 +99,8 @@ class ExplicitChannel(Channel):
 
     matrix: np.ndarray
     output_labels: tuple | None = field(default=None, compare=False)
+
+    kind: ClassVar[str] = "explicit"
 
     def __post_init__(self) -> None:
         m = check_probabilities(self.matrix, "channel matrix")
@@ -121,6 +160,8 @@ class UnaryChannel(Channel):
     a: np.ndarray
     b: np.ndarray
 
+    kind: ClassVar[str] = "unary"
+
     def __post_init__(self) -> None:
         a = check_probabilities(self.a, "a")
         b = check_probabilities(self.b, "b")
@@ -132,6 +173,11 @@ class UnaryChannel(Channel):
     @property
     def n_inputs(self) -> int:
         return int(self.a.size)
+
+    @property
+    def n_outputs(self) -> int:
+        """``2**d``: every bit vector (a Python int, never enumerated unless asked)."""
+        return 1 << int(self.a.size)
 
     def separable_log_ratio(self) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(u, v)`` with ``L[x, x'] = u[x] + v[x']`` for ``x != x'``.

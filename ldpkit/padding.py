@@ -22,6 +22,7 @@ supports a real item, which is the right behaviour for users who hold nothing.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ import numpy as np
 
 from ._rng import as_generator
 from ._validation import check_domain_size, check_positive_int
+from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle, pure_variance
 from .channels import ExplicitChannel, UnaryChannel
 
@@ -197,6 +199,15 @@ class PaddingSampling:
 
     def __repr__(self) -> str:
         return f"PaddingSampling(d={self.d}, ell={self.ell}, inner={self.inner!r})"
+
+    def guarantees(self) -> list[Guarantee]:
+        """Standard LDP at the inner oracle's budget, for item-set inputs (when finite).
+
+        Each row of :meth:`channel` mixes rows of the inner channel, and a ratio of two
+        mixtures never exceeds the largest ratio of their components.
+        """
+        eps = self.inner.epsilon
+        return [Guarantee("ldp", epsilon=eps)] if math.isfinite(eps) else []
 
     # ------------------------------------------------------------------ sampling probabilities
     def _caps(self, sets: ItemSets) -> np.ndarray:

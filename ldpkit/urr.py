@@ -38,6 +38,7 @@ import numpy as np
 
 from ._rng import as_generator
 from ._validation import check_domain_size, check_epsilon, check_items
+from .accountant import Guarantee
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
 
@@ -121,6 +122,11 @@ class URR(ItemReportOracle):
 
     def __repr__(self) -> str:
         return f"URR(d={self.d}, uldp_epsilon={self._uldp_epsilon:.6g}, d_s={self.d_s})"
+
+    def guarantees(self) -> list[Guarantee]:
+        """``(X_S, eps)``-ULDP with the sensitive items as protected outputs; LDP too when ``X_S = X``."""
+        out = [Guarantee("uldp", epsilon=self._uldp_epsilon, sensitive=self.sensitive_items.copy())]
+        return out + super().guarantees()
 
     def channel(self) -> ExplicitChannel:
         """The ``d x d`` matrix ``P[x, y]`` (outputs are items, in index order)."""

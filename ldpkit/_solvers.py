@@ -1,0 +1,231 @@
+"""Solver plumbing shared by the optimisation-based mechanisms (IDUE now, the LIP optima next).
+
+* :func:`cvx_solve` -- a cvxpy problem with fallbacks (CLARABEL at several objective scales,
+  then SCS), accepting the first optimal or optimal-inaccurate status; accuracy is judged
+  afterwards, never by the status;
+* :func:`kkt_multipliers` -- non-negative multipliers and the relative residual of the KKT
+  stationarity condition, by NNLS on a row- and column-scaled system;
+* :func:`certify_candidates` and :func:`polish_linear` -- repair candidate points to strict
+  feasibility, KKT-check them and return the best certified one;
+* :func:`require_feasible` -- the feasibility check every solver runs before it returns.
+
+For a convex problem, a feasible point that passes the KKT check is a certified global optimum
+up to the reported residual.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "KKT_RTOL",
+    "MARGIN",
+    "MAX_REPAIR",
+    "SolverError",
+    "certify_candidates",
+    "cvx_solve",
+    "kkt_multipliers",
+    "polish_linear",
+    "require_feasible",
+]
+
+#: margin (in the constraint's units) left below every constraint after a feasibility repair
+MARGIN = 1e-12
+
+#: largest repair applied to a solver's output before it is called inaccurate
+MAX_REPAIR = 1e-6
+
+#: relative KKT stationarity residual above which a convex solve is called inaccurate
+KKT_RTOL = 1e-5
+
+
+class SolverError(ValueError):
+    """A solver failed, returned an infeasible point, or its certificate did not check out."""
+
+
+def require_feasible(
+    excess: np.ndarray, limit: float, what: str, describe: Callable[[int], str], error: type[Exception] = SolverError
+) -> float:
+    """Raise ``error`` unless every constraint excess is at most ``limit``; return ``-max(excess)``.
+
+    ``excess`` holds ``g_k(x)`` for constraints ``g_k(x) <= 0`` (``-inf`` for constraints that
+    do not apply); ``describe(k)`` names constraint ``k`` (flat index) in the message.
+    """
+    excess = np.asarray(excess, dtype=float)
+    worst = float(np.max(excess)) if excess.size else -math.inf
+    if not worst <= limit:  # also catches NaN
+        k = int(np.nanargmax(excess)) if np.any(~np.isnan(excess)) else 0
+        raise error(f"{what}: infeasible result, {describe(k)}")
+    return -worst
+
+
+def kkt_multipliers(grad_obj: np.ndarray, grads: np.ndarray) -> tuple[np.ndarray, float]:
+    """Non-negative multipliers for the stationarity condition ``grad_obj + grads.T @ lam = 0``.
+
+    Each coordinate's equation is first divided by the largest magnitude among its terms
+    (``|grad_obj_k|`` and ``|grads[:, k]|``), so that variables living on very different
+    scales (``e^{-s}`` factors in opt0, ``b`` near ``1/2`` in opt2) count equally; then NNLS.
+    Returns the multipliers (for the unscaled system) and the largest per-coordinate residual
+    relative to the size of that coordinate's terms (``0`` = exact stationarity).
+    """
+    from scipy.optimize import nnls
+
+    if grads.shape[0] == 0:
+        return np.zeros(0), float(np.max(np.abs(grad_obj)) > 0)
+    G = grads.T  # (n, k)
+    row = np.maximum(np.abs(grad_obj), np.max(np.abs(G), axis=1))
+    row = np.where(row > 0, row, 1.0)
+    col = np.max(np.abs(G / row[:, None]), axis=0)
+    col = np.where(col > 0, col, 1.0)
+    A = G / row[:, None] / col[None, :]
+    y = -grad_obj / row
+    mu, _ = nnls(A, y, maxiter=50 * A.shape[1] + 100)
+    lam = mu / col
+    resid = grad_obj + G @ lam
+    size = np.abs(grad_obj) + np.abs(G) @ lam
+    size = np.where(size > 0, size, 1.0)
+    return lam, float(np.max(np.abs(resid) / size))
+
+
+def cvx_solve(
+    problem: Any, scale: Any, scales: Sequence[float], what: str, error: type[Exception] = SolverError
+) -> str:
+    """Solve a cvxpy problem whose objective is multiplied by the parameter ``scale``.
+
+    CLARABEL is tried with each objective scale in turn (interior-point exponential-cone
+    solves are sensitive to the objective's magnitude), then SCS.  The first ``optimal`` or
+    ``optimal_inaccurate`` status is accepted: accuracy is judged afterwards by the polish
+    and the KKT check, not by the status.
+    """
+    import warnings
+
+    import cvxpy as cp
+
+    attempts = [(cp.CLARABEL, sc) for sc in scales] + [(cp.SCS, scales[0])]
+    log = []
+    for solver, sc in attempts:
+        scale.value = float(sc)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if solver == cp.SCS:
+                    problem.solve(solver=solver, eps=1e-8, max_iters=20_000)
+                else:
+                    problem.solve(solver=solver)
+        except cp.error.SolverError:
+            log.append(f"{solver}@{sc:.3g}: failed")
+            continue
+        status = str(problem.status)
+        log.append(f"{solver}@{sc:.3g}: {status}")
+        if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            return "; ".join(log)
+    raise error(f"{what}: no solver succeeded ({'; '.join(log)})")
+
+
+def certify_candidates(
+    what: str,
+    candidates: list[tuple[str, np.ndarray]],
+    fun: Callable[[np.ndarray], float],
+    grad_obj: Callable[[np.ndarray], np.ndarray],
+    cons_val: Callable[[np.ndarray], np.ndarray],
+    cons_jac: Callable[[np.ndarray], np.ndarray],
+    scale: np.ndarray,
+    repair: Callable[[np.ndarray, float], np.ndarray],
+    domain_ok: Callable[[np.ndarray], bool],
+    error: type[Exception] = SolverError,
+) -> tuple[np.ndarray, dict]:
+    """Repair, KKT-check and pick the best of several candidate solutions of a convex problem.
+
+    Problem: ``min fun(x)`` s.t. ``g(x) <= 0`` (``cons_val``).  Each candidate is moved by
+    ``repair(x, deficit)`` until every ``g_k <= -margin`` (raising if that needs more than
+    ``1e-6``), its KKT conditions are checked by NNLS on the constraints with
+    ``-g <= 1e-6 * scale`` (``grad f + J_A^T lam = 0``, ``lam >= 0``), and the feasible
+    candidate with the lowest objective among those passing is returned.  For a convex
+    problem, passing the KKT check certifies global optimality up to the reported
+    ``kkt_residual`` and ``complementarity`` (``sum lam_k * slack_k``, an upper bound on the
+    optimality gap from the linearised constraints).
+    """
+    results = []
+    for name, x in candidates:
+        if x is None or not np.all(np.isfinite(x)) or not domain_ok(x):
+            continue
+        moved = 0.0
+        for _ in range(8):
+            deficit = float(np.max(cons_val(x)))
+            if deficit <= -MARGIN:
+                break
+            x = repair(x, deficit)
+            moved += deficit + 2 * MARGIN
+        if moved > MAX_REPAIR or not domain_ok(x) or float(np.max(cons_val(x))) > 0:
+            continue
+        slack = -cons_val(x)
+        act = slack <= 1e-6 * scale
+        lam, resid = kkt_multipliers(grad_obj(x), cons_jac(x)[act])
+        val = fun(x)
+        results.append((resid <= KKT_RTOL, val, name, x, moved, resid, int(act.sum()), float(lam @ slack[act])))
+    if not results:
+        raise error(f"{what}: no solver output could be made feasible by a repair of at most {MAX_REPAIR}")
+    passing = [rr for rr in results if rr[0]]
+    if not passing:
+        best_resid = min(rr[5] for rr in results)
+        raise error(f"{what}: KKT residual {best_resid:.3g} > {KKT_RTOL} for every candidate (inaccurate)")
+    _, val, name, x, moved, resid, n_act, comp = min(passing, key=lambda rr: rr[1])
+    info = {
+        "kkt_residual": resid,
+        "complementarity": comp,
+        "n_active": n_act,
+        "repair": moved,
+        "point": name,
+        "candidates": {rr[2]: {"objective": rr[1], "kkt_residual": rr[5]} for rr in results},
+    }
+    return x, info
+
+
+def polish_linear(
+    what: str,
+    x0: np.ndarray,
+    fun: Callable[[np.ndarray], float],
+    grad: Callable[[np.ndarray], np.ndarray],
+    A: np.ndarray,
+    c: np.ndarray,
+    bounds: tuple[float, float],
+    repair: Callable[[np.ndarray, float], np.ndarray],
+    extra: Sequence[tuple[str, np.ndarray | None]] = (),
+    error: type[Exception] = SolverError,
+) -> tuple[np.ndarray, dict]:
+    """Polish (SLSQP from the conic point) then :func:`_finish` for ``A x <= c``.
+
+    The conic solver's point ``x0`` is accurate to about the square root of its tolerance
+    (the objective is flat to second order along the active face), hence the polish.
+    """
+    from scipy.optimize import minimize
+
+    lo, hi = bounds
+    scale = np.maximum(1.0, np.abs(c))
+
+    def domain_ok(x: np.ndarray) -> bool:
+        return bool(np.all(x > lo) and np.all(x < hi))
+
+    # SLSQP on the constraints that matter: nearly active at x0, plus the three tightest
+    # constraints of every variable (so that no variable becomes unconstrained and escapes);
+    # the rest are re-checked by _finish
+    slack0 = c - A @ x0
+    keep = slack0 <= 0.05 * scale
+    for k in range(x0.size):
+        rows = np.flatnonzero(A[:, k] != 0)
+        keep[rows[np.argsort(slack0[rows])[:3]]] = True
+    An, cn = A[keep], c[keep]
+    f0 = abs(fun(x0)) or 1.0
+    with np.errstate(all="ignore"):
+        res = minimize(
+            lambda x: fun(x) / f0, x0, jac=lambda x: grad(x) / f0, method="SLSQP",
+            bounds=[(lo, hi)] * x0.size,
+            constraints=[{"type": "ineq", "fun": lambda x: cn - An @ x, "jac": lambda x: -An}],
+            options={"maxiter": 300, "ftol": 1e-15},
+        )
+    cands = [("conic", x0), ("slsqp", np.asarray(res.x, dtype=float)), *extra]
+    return certify_candidates(what, cands, fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair, domain_ok, error)

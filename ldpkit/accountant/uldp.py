@@ -1,0 +1,159 @@
+"""Utility-optimised LDP (ULDP; Murakami and Kawamoto, USENIX Security 2019, Definition 2).
+
+Bibtex ``murakami2019utility``.  Inputs are split into sensitive ``X_S`` and non-sensitive
+``X_N``; outputs into *protected* ``Y_P`` and *invertible* ``Y_I``.  A channel is
+``(X_S, Y_P, eps)``-ULDP when
+
+1. every invertible output ``y`` is produced by exactly one input, and that input is
+   non-sensitive: ``Q(y|x) > 0`` for one ``x`` in ``X_N`` and ``Q(y|x') = 0`` for every
+   ``x' != x``;
+2. every protected output satisfies the LDP ratio bound over *all* pairs of inputs:
+   ``Q(y|x) <= e^eps Q(y|x')``.
+
+When ``Y_P`` is not given, the accountant takes the smallest admissible one: an output is
+invertible exactly when a single input produces it and that input is non-sensitive (any other
+output would break condition 1), and protected otherwise.  Moving an output from ``Y_I`` to
+``Y_P`` can only add constraints, so this choice decides whether *some* ``Y_P`` works.
+Forthcoming IPLDP chapter (planned label ``def-uldp``), where uRR is derived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_epsilon
+from ..channels import ExplicitChannel
+from ._core import CheckResult, Notion, as_channel, describe, dispatch, register_closed_form, register_notion, within
+from .ipldp import sensitive_indices
+
+__all__ = ["ULDPResult", "check_uldp"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ULDPResult(CheckResult):
+    """Outcome of :func:`check_uldp`.
+
+    Attributes
+    ----------
+    epsilon
+        The budget checked on the protected outputs.
+    uldp_epsilon
+        The largest log-ratio ``log Q(y|x)/Q(y|x')`` over protected outputs and all pairs
+        (the smallest budget condition 2 allows); ``0`` when no output is protected.
+    protected
+        Indices of the protected outputs used.
+    invertibility_violations
+        Up to 20 outputs of ``Y_I`` that break condition 1.
+    n_invertibility_violations
+        Their total number.
+    """
+
+    notion = "uldp"
+
+    epsilon: float
+    uldp_epsilon: float
+    protected: tuple[int, ...]
+    invertibility_violations: tuple[int, ...]
+    n_invertibility_violations: int
+
+    @property
+    def worst_pair(self) -> tuple[int, ...]:
+        """Inputs ``(x, x')`` attaining :attr:`uldp_epsilon` at :attr:`worst_output`."""
+        return self.worst_inputs
+
+
+def _protected_mask(protected: Any, n_out: int) -> np.ndarray | None:
+    if protected is None:
+        return None
+    arr = np.asarray(protected)
+    if arr.dtype == bool:
+        if arr.ndim != 1 or arr.size != n_out:
+            raise ValueError(f"protected mask has shape {arr.shape}, expected ({n_out},)")
+        return arr.copy()
+    if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"protected must be a boolean mask or a list of output indices, got {describe(protected)}")
+    if arr.size and (arr.min() < 0 or arr.max() >= n_out):
+        bad = arr[(arr < 0) | (arr >= n_out)][0]
+        raise ValueError(f"protected contains output {int(bad)}, outside 0..{n_out - 1}")
+    mask = np.zeros(n_out, dtype=bool)
+    mask[arr] = True
+    return mask
+
+
+@register_closed_form("uldp", ExplicitChannel)
+def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, protected: Any) -> ULDPResult:
+    m = ch.matrix
+    producers = m > 0
+    n_prod = producers.sum(axis=0)
+    sole = np.argmax(producers, axis=0)  # the producer when there is exactly one
+    invertible_ok = (n_prod == 1) & ~sens_mask[sole]
+    prot = _protected_mask(protected, m.shape[1])
+    if prot is None:
+        prot = ~invertible_ok
+    bad_inv = np.flatnonzero(~prot & ~invertible_ok & (n_prod > 0))
+    # outputs no input produces are harmless in either set
+    cols = m[:, prot]
+    if cols.shape[1]:
+        hi = cols.max(axis=0)
+        lo = cols.min(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            L = np.where(hi > 0, np.log(hi) - np.log(lo), 0.0)
+        k = int(np.argmax(L))
+        value = float(L[k])
+        y = int(np.flatnonzero(prot)[k])
+        pair = (int(np.argmax(m[:, y])), int(np.argmin(m[:, y])))
+    else:
+        value, y, pair = 0.0, None, ()
+    return ULDPResult(
+        satisfied=bool(within(value, eps)) and bad_inv.size == 0,
+        slack=eps - value,
+        worst_inputs=pair,
+        worst_output=y,
+        epsilon=eps,
+        uldp_epsilon=value,
+        protected=tuple(int(j) for j in np.flatnonzero(prot)),
+        invertibility_violations=tuple(int(j) for j in bad_inv[:20]),
+        n_invertibility_violations=int(bad_inv.size),
+    )
+
+
+def check_uldp(ch: Any, epsilon: float, sensitive: Any, protected: Any = None) -> ULDPResult:
+    """Check ``(X_S, Y_P, eps)``-ULDP (see the module docstring for the definition).
+
+    Parameters
+    ----------
+    ch
+        Channel or mechanism.
+    epsilon
+        Budget of the protected outputs.
+    sensitive
+        Sensitive inputs ``X_S``: boolean mask of length ``n_inputs`` or distinct indices.
+    protected
+        Protected outputs ``Y_P``: boolean mask of length ``n_outputs``, index list, or
+        ``None`` for the smallest admissible set.
+
+    Examples
+    --------
+    >>> import ldpkit
+    >>> urr = ldpkit.URR(5, 1.0, sensitive=[0, 1])
+    >>> ldpkit.accountant.check_uldp(urr, 1.0, sensitive=[0, 1]).satisfied
+    True
+    >>> ldpkit.accountant.check_ldp(urr, 1.0).satisfied   # non-sensitive outputs reveal the input
+    False
+    """
+    ch = as_channel(ch)
+    eps = check_epsilon(epsilon)
+    d = ch.n_inputs
+    sens = sensitive_indices(sensitive, d)
+    mask = np.zeros(d, dtype=bool)
+    mask[sens] = True
+    return dispatch("uldp", ch, mask, eps, protected, what="ULDP")
+
+
+register_notion(
+    Notion("uldp", check_uldp, required=("epsilon", "sensitive"), optional=("protected",),
+           description="utility-optimised LDP (Murakami and Kawamoto, def-uldp)")
+)

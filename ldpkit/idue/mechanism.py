@@ -1,0 +1,126 @@
+"""The IDUE mechanism (Gu et al., Sec. V): a unary encoding with one ``(a, b)`` per privacy level.
+
+ID-LDP chapter, labels ``alg-idue``, ``eq-idue-estimator`` and ``eq-idue-variance``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import accountant
+from .._validation import check_budget_vector, check_domain_size
+from ..accountant import Guarantee, PairRule
+from ..unary import UnaryEncoding
+from .problem import MODELS, IDUESolution, check_pairs_flag
+from .solvers import solve
+
+__all__ = ["IDUE", "item_budgets"]
+
+
+def item_budgets(budgets: Any, minimum: int = 2) -> np.ndarray:
+    """Validated per-item budget vector (length ``>= minimum``, finite, positive)."""
+    arr = np.asarray(budgets, dtype=float) if not isinstance(budgets, np.ndarray) else budgets
+    if arr.ndim != 1:
+        raise ValueError(f"budgets must be a 1-d vector of per-item budgets, got shape {np.shape(budgets)}")
+    check_domain_size(arr.size, "len(budgets)", minimum=minimum)
+    return check_budget_vector(arr, arr.size)
+
+
+def _match_levels(values: np.ndarray, level_budgets: np.ndarray, what: str) -> np.ndarray:
+    """Index of each value in ``level_budgets`` (relative tolerance 1e-12), or ValueError."""
+    idx = np.searchsorted(level_budgets, values)
+    out = np.empty(values.size, dtype=np.int64)
+    for k, (x, j) in enumerate(zip(values, idx)):
+        for cand in (j - 1, j):
+            if 0 <= cand < level_budgets.size and abs(level_budgets[cand] - x) <= 1e-12 * max(1.0, abs(x)):
+                out[k] = cand
+                break
+        else:
+            raise ValueError(f"{what} {x!r} is not one of the solution's level budgets {level_budgets.tolist()}")
+    return out
+
+
+class IDUE(UnaryEncoding):
+    """Input-Discriminative Unary Encoding (Gu et al., Sec. V) as a :class:`UnaryEncoding`.
+
+    Items with equal budget form a level; every item of level ``i`` uses ``(a_i, b_i)`` of the
+    chosen model.  Perturbation, aggregation, the estimator ``(C_i - n b_i)/(a_i - b_i)``
+    (eq. 6) and its variance (eq. 7) are inherited (ID-LDP chapter, labels ``alg-idue``,
+    ``eq-idue-estimator``, ``eq-idue-variance``).
+
+    Parameters
+    ----------
+    budgets
+        Per-item budgets ``eps_x`` (length ``d >= 2``, finite, positive).
+    model
+        ``"opt0"`` (default), ``"opt1"``, ``"opt2"``, or a precomputed :class:`IDUESolution`
+        whose level budgets include every item budget.
+    r
+        Pair rule for solving (default ``"min"``); must be left ``None`` or equal the rule of
+        a given solution.
+    same_level_pairs
+        Passed to the solver (ignored for a given solution).
+
+    Attributes
+    ----------
+    solution
+        The :class:`IDUESolution` in use.
+    budgets
+        Per-item budgets.
+    levels
+        Per-item level index into ``solution.level_budgets``.
+
+    Raises
+    ------
+    ValueError
+        Bad input, or a given solution whose channel violates E-ID-LDP for ``budgets``
+        (checked exactly with :func:`ldpkit.accountant.check_id_ldp`).
+    """
+
+    def __init__(
+        self,
+        budgets: Any,
+        model: str | IDUESolution = "opt0",
+        r: PairRule | None = None,
+        same_level_pairs: str = "paper",
+    ) -> None:
+        eps = item_budgets(budgets)
+        check_pairs_flag(same_level_pairs)
+        level_budgets, sizes = np.unique(eps, return_counts=True)
+        if isinstance(model, IDUESolution):
+            sol = model
+            if r is not None and not (isinstance(r, str) and r == sol.r) and r is not sol.r:
+                raise ValueError(f"r={r!r} differs from the solution's pair rule {sol.r!r}")
+            levels = _match_levels(eps, sol.level_budgets, "item budget")
+        elif isinstance(model, str) and model in MODELS:
+            sol = solve(model, level_budgets, sizes, "min" if r is None else r, same_level_pairs)
+            levels = np.searchsorted(sol.level_budgets, eps)
+        else:
+            raise ValueError(f"model must be one of {MODELS} or an IDUESolution, got {model!r}")
+        super().__init__(sol.a[levels], sol.b[levels])
+        self.solution = sol
+        self.budgets = eps
+        self.levels = levels
+        check = accountant.check_id_ldp(self.channel(), eps, r=sol.r, method="classes")
+        if not check.satisfied:
+            raise ValueError(
+                f"the solution violates ID-LDP for these budgets: pair {check.worst_pair} has log-ratio "
+                f"{check.worst_log_ratio!r} > {check.allowed!r}"
+            )
+
+    @property
+    def level_budgets(self) -> np.ndarray:
+        """The solution's level budgets (``levels`` indexes into it)."""
+        return self.solution.level_budgets
+
+    def __repr__(self) -> str:
+        return f"IDUE(d={self.d}, levels={self.solution.t}, model={self.solution.model!r})"
+
+    def guarantees(self) -> list[Guarantee]:
+        """E-ID-LDP for the per-item budgets with the solution's pair rule (MinID-LDP for ``min``)."""
+        r = self.solution.r
+        if isinstance(r, str) and r == "min":
+            return [Guarantee("minid-ldp", budgets=self.budgets.copy())]
+        return [Guarantee("id-ldp", budgets=self.budgets.copy(), r=r)]
