@@ -6,9 +6,11 @@ and label that holds the derivation.
 
 from __future__ import annotations
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
 from .channels import Channel, ExplicitChannel, UnaryChannel
+from .channel_oracle import ChannelOracle
+from .accountant import Guarantee
 from .grr import GRR
 from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
 from .olh import OLH, HashedReports
@@ -20,7 +22,10 @@ from . import accountant, budgets, claims, datasets, idue, metrics, postprocess
 __version__ = "0.1.0"
 
 __all__ = [
+    "RNGLike",
     "as_generator",
+    "ChannelOracle",
+    "Guarantee",
     "FrequencyOracle",
     "SupportOracle",
     "pure_estimate",

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import numbers
+from typing import TypeAlias, Union
 
 import numpy as np
 
-RNGLike = "np.random.Generator | np.random.SeedSequence | int | None"
+#: what every ``rng`` argument accepts: a Generator (used as is), a SeedSequence, a seed, or None
+RNGLike: TypeAlias = Union[np.random.Generator, np.random.SeedSequence, int, None]
 
-__all__ = ["as_generator"]
+__all__ = ["RNGLike", "as_generator"]
 
 
-def as_generator(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.Generator:
+def as_generator(rng: RNGLike = None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` for ``rng``.
 
     Parameters

@@ -28,7 +28,7 @@ __all__ = [
 _ATOL = 1e-9
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     """Short repr of a user-supplied value for error messages (numpy scalars as Python scalars)."""
     if isinstance(value, np.generic):
         value = value.item()
@@ -39,10 +39,10 @@ def _describe(value: Any) -> str:
 def check_positive_real(value: Any, name: str) -> float:
     """Return ``value`` as a float; raise unless it is a finite positive real number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+        raise ValueError(f"{name} must be a finite positive real number, got {describe(value)}")
     out = float(value)
     if not math.isfinite(out) or out <= 0.0:
-        raise ValueError(f"{name} must be a finite positive real number, got {_describe(value)}")
+        raise ValueError(f"{name} must be a finite positive real number, got {describe(value)}")
     return out
 
 
@@ -54,9 +54,9 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int; raise unless it is an integer ``>= minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {_describe(value)}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value)}")
     if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {_describe(value)}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value)}")
     return int(value)
 
 
@@ -77,7 +77,7 @@ def check_items(items: Any, d: int, name: str = "items") -> np.ndarray:
     if np.issubdtype(arr.dtype, np.floating):
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             bad = arr[~(np.isfinite(arr) & (arr == np.round(arr)))][0]
-            raise ValueError(f"{name} must hold integer item indices, got {_describe(bad.item())}")
+            raise ValueError(f"{name} must hold integer item indices, got {describe(bad.item())}")
     arr = arr.astype(np.int64, copy=False)
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0 or hi >= d:
@@ -99,7 +99,7 @@ def check_counts(counts: Any, d: int | None = None, name: str = "counts") -> np.
         raise ValueError(f"{name} must be numeric counts, got dtype {arr.dtype}")
     if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)) or np.any(arr < 0):
         bad = arr[~(np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 0))][0]
-        raise ValueError(f"{name} must be non-negative integers, got {_describe(bad.item())}")
+        raise ValueError(f"{name} must be non-negative integers, got {describe(bad.item())}")
     arr = arr.astype(np.int64, copy=False)
     if arr.sum() == 0:
         raise ValueError(f"{name} sum to zero: at least one user is needed")
@@ -109,12 +109,12 @@ def check_counts(counts: Any, d: int | None = None, name: str = "counts") -> np.
 def check_probability(p: Any, name: str = "p", open_interval: bool = False) -> float:
     """Return ``p`` as a float in [0, 1] (or (0, 1) when ``open_interval``)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(float(p)):
-        raise ValueError(f"{name} must be a probability in [0, 1], got {_describe(p)}")
+        raise ValueError(f"{name} must be a probability in [0, 1], got {describe(p)}")
     value = float(p)
     if open_interval and not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be a probability in (0, 1), got {_describe(p)}")
+        raise ValueError(f"{name} must be a probability in (0, 1), got {describe(p)}")
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {_describe(p)}")
+        raise ValueError(f"{name} must be a probability in [0, 1], got {describe(p)}")
     return value
 
 
@@ -127,7 +127,7 @@ def check_probabilities(p: Any, name: str = "probabilities", shape: tuple[int, .
         raise ValueError(f"{name} has shape {arr.shape}, expected {shape}")
     bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
     if np.any(bad):
-        raise ValueError(f"{name} must lie in [0, 1], got {_describe(arr[bad][0].item())}")
+        raise ValueError(f"{name} must lie in [0, 1], got {describe(arr[bad][0].item())}")
     return arr
 
 
@@ -153,5 +153,5 @@ def check_budget_vector(budgets: Any, d: int, name: str = "budgets") -> np.ndarr
         raise ValueError(f"{name} has length {arr.size}, expected the domain size {d}")
     bad = ~np.isfinite(arr) | (arr <= 0)
     if np.any(bad):
-        raise ValueError(f"{name} must be finite positive budgets, got {_describe(arr[bad][0].item())} at item {int(np.flatnonzero(bad)[0])}")
+        raise ValueError(f"{name} must be finite positive budgets, got {describe(arr[bad][0].item())} at item {int(np.flatnonzero(bad)[0])}")
     return arr

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._validation import check_counts, check_items, check_positive_int
 from .accountant import Guarantee
 from .channels import Channel
@@ -90,6 +90,28 @@ class FrequencyOracle(abc.ABC):
     @abc.abstractmethod
     def variance(self, counts: Any) -> np.ndarray:
         """Exact variance of each count estimate given the true count vector."""
+
+    # ------------------------------------------------------------------ sampling <-> accounting
+    def output_index(self, reports: Any) -> np.ndarray:
+        """Index of each report in the output alphabet of ``channel().to_explicit()``.
+
+        This is the bridge that lets the tests compare the sampling code with the accounting
+        code: the empirical law of ``output_index(perturb(x))`` must be row ``x`` of the
+        channel.  Mechanisms whose explicit channel is feasible implement it; the default
+        raises ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not map its reports to channel outputs")
+
+    def sample_outputs(self, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
+        """``size`` independent outputs of input ``x``, as column indices of ``channel().to_explicit()``.
+
+        The default perturbs ``size`` copies of item ``x`` with :meth:`perturb` and maps the
+        reports with :meth:`output_index`; mechanisms whose channel restricts a random part
+        of the output (OLH's hash seeds) override it.
+        """
+        x = check_items([x], self.d, "x")[0]
+        size = check_positive_int(size, "size")
+        return self.output_index(self.perturb(np.full(size, x, dtype=np.int64), rng))
 
     @abc.abstractmethod
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -176,3 +198,7 @@ class ItemReportOracle(SupportOracle):
 
     def n_reports(self, reports: Any) -> int:
         return int(np.asarray(reports).size)
+
+    def output_index(self, reports: Any) -> np.ndarray:
+        """Reports are items, and the channel's outputs are the items in index order."""
+        return check_items(reports, self.d, "reports")

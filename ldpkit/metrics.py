@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import _describe, check_distribution, check_positive_real
+from ._validation import describe, check_distribution, check_positive_real
 
 __all__ = [
     "top_k_items",
@@ -87,13 +87,13 @@ def _check_pair(true: Any, est: Any, true_name: str = "true", est_name: str = "e
 
 def _check_k(k: Any, d: int) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= d:
-        raise ValueError(f"k must be an integer in 1..{d}, got {_describe(k)}")
+        raise ValueError(f"k must be an integer in 1..{d}, got {describe(k)}")
     return int(k)
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {_describe(value)}")
+        raise ValueError(f"{name} must be one of {choices}, got {describe(value)}")
     return value
 
 
@@ -413,6 +413,6 @@ def root_average_mse(total_mse: float, n: int) -> float:
     """
     ok = isinstance(total_mse, numbers.Real) and not isinstance(total_mse, bool)
     if not ok or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
-        raise ValueError(f"total_mse must be a finite non-negative real number, got {_describe(total_mse)}")
+        raise ValueError(f"total_mse must be a finite non-negative real number, got {describe(total_mse)}")
     users = check_positive_real(n, "n")
     return math.sqrt(float(total_mse) / users)

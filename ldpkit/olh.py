@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._sampling import chunk_rows
 from ._validation import check_domain_size, check_epsilon, check_items, check_positive_int
 from .base import SupportOracle
@@ -248,6 +248,13 @@ class OLH(SupportOracle):
         return f"OLH(d={self.d}, epsilon={self._epsilon:.6g}, g={self.g})"
 
     # ------------------------------------------------------------------ accounting
+    @staticmethod
+    def channel_seeds(n_seeds: int = 64) -> np.ndarray:
+        """The default hash seeds of :meth:`channel`: ``n_seeds`` draws from ``SeedSequence(CHANNEL_SEED_ENTROPY)``."""
+        n_seeds = check_positive_int(n_seeds, "n_seeds")
+        gen = np.random.default_rng(np.random.SeedSequence(CHANNEL_SEED_ENTROPY))
+        return gen.integers(0, 2**64, size=n_seeds, dtype=np.uint64)
+
     def channel(self, seeds: Any = None, n_seeds: int = 64) -> ExplicitChannel:
         """Exact channel restricted to a finite set of hash seeds.
 
@@ -273,12 +280,7 @@ class OLH(SupportOracle):
         n_seeds
             Number of default seeds (ignored when ``seeds`` is given).
         """
-        if seeds is None:
-            n_seeds = check_positive_int(n_seeds, "n_seeds")
-            gen = np.random.default_rng(np.random.SeedSequence(CHANNEL_SEED_ENTROPY))
-            seeds_arr = gen.integers(0, 2**64, size=n_seeds, dtype=np.uint64)
-        else:
-            seeds_arr = _as_seeds(seeds)
+        seeds_arr = self.channel_seeds(n_seeds) if seeds is None else _as_seeds(seeds)
         m = seeds_arr.size
         cells = self.d * m * self.g
         if cells > MAX_CHANNEL_CELLS:
@@ -297,13 +299,32 @@ class OLH(SupportOracle):
         """Draw a seed per user, hash the item, and apply GRR over the ``g`` buckets."""
         items = check_items(items, self.d)
         gen = as_generator(rng)
+        seeds = gen.integers(0, 2**64, size=items.size, dtype=np.uint64)
+        return self._perturb_with_seeds(items, seeds, gen)
+
+    def _perturb_with_seeds(self, items: np.ndarray, seeds: np.ndarray, gen: np.random.Generator) -> HashedReports:
+        """Hash each item with its user's seed, then GRR over the ``g`` buckets (the client's randomness)."""
         n = items.size
-        seeds = gen.integers(0, 2**64, size=n, dtype=np.uint64)
         h = hash_items(seeds, items, self.g)
         keep = gen.random(n) < self.p_prime
         other = gen.integers(0, self.g - 1, size=n)
         other += other >= h  # uniform over the g - 1 buckets other than h
         return HashedReports(seeds, np.where(keep, h, other), self.g)
+
+    def sample_outputs(self, x: int, size: int, rng: RNGLike = None, n_seeds: int = 64) -> np.ndarray:
+        """``size`` outputs of input ``x`` with seeds drawn uniformly from :meth:`channel_seeds`.
+
+        Output ``(s, v)`` has column ``index(s) * g + v`` in :meth:`channel`, so this runs the
+        client's hashing and randomised response exactly as :meth:`perturb` does, restricted to
+        the channel's seeds (the seed itself is independent of the input).
+        """
+        x = check_items([x], self.d, "x")[0]
+        size = check_positive_int(size, "size")
+        gen = as_generator(rng)
+        pool = self.channel_seeds(n_seeds)
+        which = gen.integers(0, pool.size, size=size)
+        reports = self._perturb_with_seeds(np.full(size, x, dtype=np.int64), pool[which], gen)
+        return which.astype(np.int64) * self.g + reports.values
 
     def _check_reports(self, reports: Any) -> HashedReports:
         if not isinstance(reports, HashedReports):

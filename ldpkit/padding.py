@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._validation import check_domain_size, check_positive_int
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle, pure_variance
@@ -320,6 +320,18 @@ class PaddingSampling:
         out = self.d + gen.integers(0, self.ell, size=len(sets))  # uniform dummy
         out[real] = sets.indices[sets.offsets[:-1][real] + r[real]]
         return out
+
+    def sample_outputs(self, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
+        """``size`` outputs of item set number ``x`` of :func:`all_itemsets`, as columns of :meth:`channel`.
+
+        Rows of the default :meth:`channel` are the subsets of ``range(d)`` in the order of
+        :func:`all_itemsets`; the reports are mapped by the inner oracle's ``output_index``.
+        """
+        sets = all_itemsets(self.d)
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < len(sets):
+            raise ValueError(f"x must be the index of an item set in 0..{len(sets) - 1}, got {x!r}")
+        size = check_positive_int(size, "size")
+        return self.inner.output_index(self.perturb([sets[int(x)]] * size, rng))
 
     def perturb(self, itemsets: Any, rng: Any = None) -> Any:
         """Client side: pad, sample one item, perturb it with the inner oracle."""

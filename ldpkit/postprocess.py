@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import _describe, check_counts, check_distribution, check_positive_int, check_positive_real
+from ._validation import describe, check_counts, check_distribution, check_positive_int, check_positive_real
 from .channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -262,9 +262,9 @@ def em_estimate(
     tol = check_positive_real(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     if not isinstance(strict, bool):
-        raise ValueError(f"strict must be a bool, got {_describe(strict)}")
+        raise ValueError(f"strict must be a bool, got {describe(strict)}")
     if not isinstance(history, bool):
-        raise ValueError(f"history must be a bool, got {_describe(history)}")
+        raise ValueError(f"history must be a bool, got {describe(history)}")
     if init is None:
         pi = np.full(d, 1.0 / d)
     else:

@@ -120,6 +120,20 @@ class UnaryEncoding(SupportOracle):
     def n_reports(self, reports: UnaryReports) -> int:
         return len(reports)
 
+    def output_index(self, reports: UnaryReports) -> np.ndarray:
+        """Index of each report among the ``2**d`` outputs of :meth:`UnaryChannel.to_explicit`.
+
+        Outputs are enumerated with bit 0 most significant (``itertools.product`` order), so
+        the index of bits ``(y_0, ..., y_{d-1})`` is ``sum_k y_k 2**(d-1-k)``; only for
+        ``d <= 62``.
+        """
+        if not isinstance(reports, UnaryReports) or reports.d != self.d:
+            raise ValueError(f"reports must be UnaryReports over d={self.d} items")
+        if self.d > 62:
+            raise ValueError(f"output indices of a {self.d}-bit unary report do not fit in int64 (d <= 62)")
+        weights = np.left_shift(np.int64(1), np.arange(self.d - 1, -1, -1, dtype=np.int64))
+        return reports.to_dense().astype(np.int64) @ weights
+
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Bits are independent across users and items: each support count is a sum of two
         # binomials, which is the exact joint distribution.

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from .._validation import describe
 from ..channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -59,14 +60,6 @@ MAX_ENUM_CELLS = 1 << 20
 
 class AccountingError(ValueError):
     """No closed form applies and the channel is too large to enumerate exactly."""
-
-
-def describe(value: Any) -> str:
-    """Short repr of a user-supplied value for error messages."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def tolerance(allowed: np.ndarray | float) -> np.ndarray:

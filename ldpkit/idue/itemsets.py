@@ -107,6 +107,9 @@ class IDUEPS(PaddingSampling):
     budgets: np.ndarray
     dummy_budget: float
 
+    def __repr__(self) -> str:
+        return f"IDUEPS(d={self.d}, ell={self.ell}, levels={self.solution.t}, model={self.solution.model!r})"
+
     def guarantees(self) -> list[Guarantee]:
         """Theorem 4: MinID-LDP over every item set with the budgets of eq. (15).
 

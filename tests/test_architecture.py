@@ -1,0 +1,115 @@
+"""The package's architecture, as the README's "Architecture" section states it.
+
+* No module imports another module's private names (``from .x import _y`` or ``x._y``).
+* Every top-level module or package of ``ldpkit`` depends only on the layers below it; a new
+  module must be placed in :data:`ALLOWED` (and in the README) before it can land.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+ROOT = REPO / "ldpkit"
+HELPERS = {"_rng", "_validation", "_sampling", "_solvers"}
+CORE = HELPERS | {"channels", "accountant"}
+ORACLES = CORE | {"base", "postprocess"}
+MECHANISMS = {"grr", "unary", "olh", "urr", "padding", "idue", "channel_oracle"}
+
+#: what each top-level unit may import from ldpkit (besides itself)
+ALLOWED: dict[str, set[str]] = {
+    "_rng": set(),
+    "_validation": set(),
+    "_sampling": set(),
+    "_solvers": set(),
+    "channels": {"_rng", "_validation"},
+    "accountant": {"_validation", "channels"},
+    "postprocess": {"_validation", "channels"},
+    "metrics": {"_validation"},
+    "budgets": {"_rng", "_validation"},
+    "claims": {"_validation"},
+    "base": CORE,
+    "channel_oracle": ORACLES,
+    "grr": ORACLES,
+    "unary": ORACLES,
+    "olh": ORACLES,
+    "urr": ORACLES,
+    "padding": ORACLES,
+    "idue": ORACLES | {"unary", "padding"},
+    "datasets": {"_rng", "_validation", "padding"},
+    "mechanisms": MECHANISMS,
+    "testing": ORACLES | MECHANISMS,
+    "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "claims"},
+    "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "claims", "experiments"},
+}
+
+
+def _unit(path: Path) -> str:
+    return path.relative_to(ROOT).with_suffix("").parts[0]
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """``(line, top-level unit imported, names imported)`` for every ldpkit import of a file."""
+    pkg = list(path.relative_to(ROOT).parent.parts)
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names]
+            if node.level:
+                base = pkg[: len(pkg) - (node.level - 1)]
+                target = base + (node.module.split(".") if node.module else [])
+                if target:
+                    out.append((node.lineno, target[0], names))
+                else:  # from . import a, b
+                    out.extend((node.lineno, n, []) for n in names)
+            elif node.module and node.module.split(".")[0] == "ldpkit":
+                parts = node.module.split(".")
+                if len(parts) > 1:
+                    out.append((node.lineno, parts[1], names))
+                else:
+                    out.extend((node.lineno, n, []) for n in names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "ldpkit" and len(parts) > 1:
+                    out.append((node.lineno, parts[1], []))
+    return out
+
+
+def test_no_module_imports_private_names_of_another() -> None:
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for line, unit, names in _imports(path):
+            for name in names:
+                if name.startswith("_") and not name.startswith("__"):
+                    bad.append(f"{path.relative_to(REPO)}:{line} imports {name} from {unit}")
+        # attribute access to a private name of an imported ldpkit module, e.g. `accountant._x`
+        modules = {a.asname or a.name for node in ast.walk(ast.parse(path.read_text()))
+                   if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("ldpkit"))
+                   for a in node.names}
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                bad.append(f"{path.relative_to(REPO)}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert not bad, "\n".join(bad)
+
+
+def test_layering() -> None:
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        unit = _unit(path)
+        if unit in ("__init__", "__main__"):
+            continue
+        assert unit in ALLOWED, f"{unit} is not placed in the architecture (tests/test_architecture.py, README)"
+        for line, target, _ in _imports(path):
+            if target != unit and target not in ALLOWED[unit]:
+                bad.append(f"{path.relative_to(REPO)}:{line}: {unit} may not import {target}")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_unit_exists_and_ships_type_information() -> None:
+    present = {_unit(p) for p in ROOT.rglob("*.py")} - {"__init__", "__main__"}
+    assert present <= set(ALLOWED)
+    assert (ROOT / "py.typed").is_file()
