@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ldpkit import idue
+from ldpkit.experiments import RunConfig
 from ldpkit.experiments import idldp as exp
 from ldpkit.padding import as_itemsets
 from ldpkit.unary import OUE, RAPPOR
@@ -34,7 +35,14 @@ def _itemsets(seed: int = 0, n: int = 1500, m: int = 12):
         (lambda: exp.run_single_item(COUNTS, [1.0], mechanisms=("GRR",)), "unknown mechanism"),
         (lambda: exp.run_single_item(COUNTS, [1.0], mechanisms=()), "at least one mechanism"),
         (lambda: exp.run_single_item(COUNTS, [1.0], ks=(31,)), "every k"),
-        (lambda: exp.run_single_item(COUNTS, [1.0], repeats=0), "repeats"),
+        (lambda: exp.run_single_item(COUNTS, [1.0], config=RunConfig(repeats=0)), "repeats"),
+        (lambda: exp.run_single_item(COUNTS, [1.0], config=RunConfig(scale=0.5)), "scale"),
+        (lambda: exp.run_single_item(COUNTS, [1.0], config={"repeats": 2}), "RunConfig"),
+        (lambda: exp.run_single_item(COUNTS, [1.0], cache={}), "SolutionCache"),
+        (lambda: exp.run_budget_shares(COUNTS, [0.5], eps_small=1.0, eps_large=2.0,
+                                       config=RunConfig(scale=0.1)), "scale"),
+        (lambda: exp.run_itemsets(_itemsets(n=10), [1.0], [1], config=RunConfig(scale=0.9)), "scale"),
+        (lambda: exp.run_itemsets(_itemsets(n=10), [1.0], [1], ks=(5,), theory="yes"), "theory"),
         (lambda: exp.run_single_item([-1, 2], [1.0]), "count"),
         (lambda: exp.run_budget_shares(COUNTS, [0.5], eps_small=2.0, eps_large=1.0), "below"),
         (lambda: exp.run_budget_shares(COUNTS, [0.0], eps_small=1.0, eps_large=2.0), "shares"),
@@ -68,9 +76,12 @@ def test_protocol_draw_has_exact_level_sizes() -> None:
 def test_single_item_rows_theory_and_reproducibility() -> None:
     eps_grid = (0.8, 2.0)
     cache = exp.SolutionCache()
-    frame = exp.run_single_item(COUNTS, eps_grid, repeats=3, ks=(5, 10), rng=7, cache=cache)
-    again = exp.run_single_item(COUNTS, eps_grid, repeats=3, ks=(5, 10), rng=7)
+    config = RunConfig(repeats=3, seed=7, progress=False)
+    frame = exp.run_single_item(COUNTS, eps_grid, ks=(5, 10), config=config, cache=cache)
+    again = exp.run_single_item(COUNTS, eps_grid, ks=(5, 10), config=config)
     assert frame.equals(again)
+    other = exp.run_single_item(COUNTS, eps_grid, ks=(5, 10), config=config.replace(seed=8))
+    assert not frame["mse"].equals(other["mse"])
     assert len(frame) == len(eps_grid) * 3 * len(exp.SINGLE_ITEM_MECHANISMS)
     assert {"eps", "repeat", "mechanism", "mse", "mse_theory", "re@5", "precision@10"} <= set(frame.columns)
     # exact level sizes: each model is solved once per eps, not once per repeat
@@ -90,7 +101,7 @@ def test_single_item_rows_theory_and_reproducibility() -> None:
 def test_single_item_simulated_mse_matches_eq7() -> None:
     """Mean simulated MSE over 300 repeats against the exact expectation (z-test, 4.5 sd)."""
     reps = 300
-    frame = exp.run_single_item(COUNTS, (1.0,), repeats=reps, ks=(5,), rng=11,
+    frame = exp.run_single_item(COUNTS, (1.0,), ks=(5,), config=RunConfig(repeats=reps, seed=11),
                                 mechanisms=("OUE", "IDUE-opt0", "IDUE-opt2"))
     for mech, grp in frame.groupby("mechanism"):
         se = grp["mse"].std(ddof=1) / math.sqrt(reps)
@@ -99,8 +110,8 @@ def test_single_item_simulated_mse_matches_eq7() -> None:
 
 
 def test_budget_shares_limits() -> None:
-    frame = exp.run_budget_shares(COUNTS, (0.1, 1.0), eps_small=1.0, eps_large=2.0, repeats=2, ks=(5,), rng=3,
-                                  mechanisms=("OUE", "IDUE-opt2"))
+    frame = exp.run_budget_shares(COUNTS, (0.1, 1.0), eps_small=1.0, eps_large=2.0, ks=(5,),
+                                  config=RunConfig(repeats=2, seed=3), mechanisms=("OUE", "IDUE-opt2"))
     t = frame.groupby(["share", "mechanism"])["mse_theory"].mean().unstack()
     # every item at eps_small: opt2 with one level is OUE at eps_small
     assert t.loc[1.0, "IDUE-opt2"] == pytest.approx(t.loc[1.0, "OUE"], rel=1e-6)
@@ -113,8 +124,9 @@ def test_budget_shares_limits() -> None:
 def test_itemsets_rows_and_theory() -> None:
     sets = _itemsets()
     reps = 200
-    frame = exp.run_itemsets(sets, (1.0, 3.0), (1, 3), repeats=reps, ks=(5,), theory=True, rng=5)
-    again = exp.run_itemsets(sets, (1.0, 3.0), (1, 3), repeats=reps, ks=(5,), theory=True, rng=5)
+    config = RunConfig(repeats=reps, seed=5)
+    frame = exp.run_itemsets(sets, (1.0, 3.0), (1, 3), ks=(5,), theory=True, config=config)
+    again = exp.run_itemsets(sets, (1.0, 3.0), (1, 3), ks=(5,), theory=True, config=config)
     assert frame.equals(again)
     assert len(frame) == 2 * 2 * reps * len(exp.ITEMSET_MECHANISMS)
     for (ell, eps, mech), grp in frame.groupby(["ell", "eps", "mechanism"]):
@@ -129,7 +141,42 @@ def test_itemsets_rows_and_theory() -> None:
 
 
 def test_summarise_mean_and_standard_error() -> None:
-    frame = exp.run_single_item(COUNTS, (1.0,), repeats=4, ks=(5,), rng=2, mechanisms=("OUE",))
+    frame = exp.run_single_item(COUNTS, (1.0,), ks=(5,), config=RunConfig(repeats=4, seed=2), mechanisms=("OUE",))
     out = exp.summarise(frame, ["eps", "mechanism"], ["mse"])
     assert out.loc[(1.0, "OUE"), "mse"] == pytest.approx(frame["mse"].mean())
     assert out.loc[(1.0, "OUE"), "mse_se"] == pytest.approx(frame["mse"].std(ddof=1) / 2)
+
+
+def test_results_unchanged_by_the_runconfig_port() -> None:
+    """Regression: sums recorded with the keyword API (``repeats=..., rng=seed``) before RunConfig.
+
+    ``config=RunConfig(repeats=R, seed=S)`` must draw exactly the stream ``rng=S`` drew, so the
+    book's numbers do not move.
+    """
+    single = exp.run_single_item(COUNTS, (0.8, 2.0), ks=(5,), config=RunConfig(repeats=3, seed=7))
+    assert single["mse"].sum() == pytest.approx(2580.7602242719845, rel=1e-12)
+    assert single["re@5"].sum() == pytest.approx(6.926564614377753, rel=1e-12)
+    shares = exp.run_budget_shares(COUNTS, (0.1, 1.0), eps_small=1.0, eps_large=2.0, ks=(5,),
+                                   config=RunConfig(repeats=2, seed=3))
+    assert shares["mse"].sum() == pytest.approx(1158.7190287560602, rel=1e-12)
+    sets = exp.run_itemsets(_itemsets(), (1.0, 3.0), (1, 3), ks=(5,), theory=True, config=RunConfig(repeats=4, seed=5))
+    assert sets["mse"].sum() == pytest.approx(12313.110228325248, rel=1e-12)
+    assert sets["re@5"].sum() == pytest.approx(21.821699290682663, rel=1e-12)
+
+
+def test_default_config_is_ten_unseeded_repeats() -> None:
+    frame = exp.run_single_item(COUNTS, (1.0,), ks=(5,), mechanisms=("OUE",))
+    assert sorted(frame["repeat"]) == list(range(10))
+    # unseeded: two default runs differ
+    again = exp.run_single_item(COUNTS, (1.0,), ks=(5,), mechanisms=("OUE",))
+    assert not frame["mse"].equals(again["mse"])
+
+
+def test_progress_bar_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    exp.run_single_item(COUNTS, (1.0, 2.0), ks=(5,), mechanisms=("OUE",), config=RunConfig(repeats=1, seed=0,
+                                                                                            progress=True))
+    shown = capsys.readouterr()
+    assert "eps" in shown.err and "2/2" in shown.err and shown.out == ""
+    exp.run_single_item(COUNTS, (1.0, 2.0), ks=(5,), mechanisms=("OUE",), config=RunConfig(repeats=1, seed=0,
+                                                                                            progress=False))
+    assert capsys.readouterr().err == ""

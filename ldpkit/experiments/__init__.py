@@ -1,13 +1,58 @@
-"""Experiment protocols of the papers, as functions the book chapters call.
+"""Experiment protocols of the papers, and a registry of every figure and table of the book.
 
-Each submodule reruns one paper's evaluation section with the aggregate-level simulators of the
-mechanisms, so the chapters contain plotting and assertions only.  Results are returned as
-``pandas`` data frames (one row per setting and repeat) so that the book can both plot and check
-them.
+Three layers:
+
+* protocols (:mod:`ldpkit.experiments.idldp`): one paper's evaluation section as functions that
+  rerun it with the aggregate-level simulators of the mechanisms and return ``pandas`` data
+  frames (one row per setting and repeat);
+* the figure registry (:mod:`ldpkit.experiments.registry`): each figure or table the book
+  reproduces is an :class:`Experiment` with a compute and a draw function and a default
+  :class:`RunConfig`; :func:`run` runs one by id.  Each paper family registers its experiments
+  from its own module (:mod:`ldpkit.experiments.idldp_figures`), imported here;
+* :class:`RunConfig` (:mod:`ldpkit.experiments.config`): repeats, seed, data scale and progress
+  of a run, validated once.
+
+The book's chapters and the ``ldpkit`` command (:mod:`ldpkit.cli`) both call :func:`run`.
+Matplotlib is imported only when a figure is drawn.
+
+Examples
+--------
+>>> from ldpkit import experiments
+>>> experiments.get("idldp-fig2").item
+'Fig. 2'
 """
 
 from __future__ import annotations
 
-from . import idldp
+# idldp_figures is a paper family: importing it registers its experiments
+from . import config, idldp, idldp_figures, registry
+from .config import RunConfig, subsample
+from .registry import (
+    Experiment,
+    ExperimentData,
+    ExperimentResult,
+    close_matches,
+    get,
+    ids,
+    list_experiments,
+    register,
+    run,
+)
 
-__all__ = ["idldp"]
+__all__ = [
+    "Experiment",
+    "ExperimentData",
+    "ExperimentResult",
+    "RunConfig",
+    "close_matches",
+    "config",
+    "get",
+    "idldp",
+    "idldp_figures",
+    "ids",
+    "list_experiments",
+    "register",
+    "registry",
+    "run",
+    "subsample",
+]

@@ -8,8 +8,15 @@ item sets.  Per-item budgets are drawn from ``{eps, 1.2 eps, 2 eps}`` with share
 Everything here runs on the aggregate-level simulators: a single-item oracle's estimate is drawn
 from the true counts (``FrequencyOracle.simulate``), and Padding-and-Sampling draws the sampled
 counts once per padding length and repeat (they do not depend on the budget or the mechanism)
-and then the inner oracle's estimate from them.  The ID-LDP chapter plots the frames returned
-here (sections ``sec-idldp-fig2`` to ``sec-idldp-fig7``).
+and then the inner oracle's estimate from them.  The ID-LDP experiments chapter
+(:ref:`idldp-experiments`, sections :ref:`sec-idldp-table2` to :ref:`sec-idldp-fig7`) plots the
+frames returned here through the figure registry (:mod:`ldpkit.experiments.idldp_figures`).
+
+Every ``run_*`` function takes a :class:`~ldpkit.experiments.RunConfig`: its ``repeats``,
+its ``seed`` (the generator of the whole run is ``numpy.random.default_rng(seed)``, so a run is
+reproducible from the configuration alone) and its ``progress``.  ``config.scale`` selects users
+of a *dataset* and must be applied to the data first (:func:`~ldpkit.experiments.subsample`):
+these functions take the counts or item sets they are given and refuse a ``scale`` below 1.
 
 Choices the paper leaves open are parameters with documented defaults; the chapter states the
 values it uses.  In particular the level of every item is redrawn in each repeat (the paper
@@ -20,10 +27,9 @@ by every mechanism of that repeat.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -35,6 +41,7 @@ from ..base import FrequencyOracle
 from ..budgets import level_structure, random_levels
 from ..padding import ItemSets, PaddingSampling, as_itemsets
 from ..unary import OUE, RAPPOR
+from .config import RunConfig
 
 __all__ = [
     "DEFAULT_PROTOCOL",
@@ -52,6 +59,8 @@ __all__ = [
 SINGLE_ITEM_MECHANISMS = ("RAPPOR", "OUE", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2")
 #: names understood by :func:`run_itemsets`
 ITEMSET_MECHANISMS = ("RAPPOR-PS", "OUE-PS", "IDUE-PS")
+_Model = Literal["opt0", "opt1", "opt2"]
+_MODELS: tuple[_Model, ...] = ("opt0", "opt1", "opt2")
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,12 @@ class BudgetProtocol:
     The paper's default is ``multipliers = (1, 1.2, 2)`` and ``shares = (0.05, 0.05, 0.9)``.
     Level sizes are the shares times ``m`` rounded by largest remainder
     (:func:`ldpkit.budgets.random_levels` with ``exact=True``), assigned to random items.
+
+    Examples
+    --------
+    >>> mult = BudgetProtocol().multiplier_per_item(20, np.random.default_rng(0))
+    >>> sorted(set(mult.tolist())), int((mult == 2.0).sum())
+    ([1.0, 1.2, 2.0], 18)
     """
 
     multipliers: tuple[float, ...] = (1.0, 1.2, 2.0)
@@ -95,6 +110,14 @@ class SolutionCache:
 
     With exact level shares every repeat has the same level sizes, so an optimisation model is
     solved once per budget scale instead of once per repeat.
+
+    Examples
+    --------
+    >>> cache = SolutionCache()
+    >>> budgets = np.array([1.0, 1.0, 2.0, 2.0, 2.0])
+    >>> first = cache.get("opt0", budgets)
+    >>> cache.get("opt0", budgets[::-1]) is first, cache.solves
+    (True, 1)
     """
 
     def __init__(self) -> None:
@@ -102,6 +125,9 @@ class SolutionCache:
         self.solves = 0
 
     def get(self, model: str, budgets: np.ndarray) -> Any:
+        """The solution of IDUE model ``model`` (``"opt0"``, ``"opt1"``, ``"opt2"``) for per-item ``budgets``."""
+        if model not in _MODELS:
+            raise ValueError(f"model must be one of {_MODELS}, got {model!r}")
         _, level_budgets, level_sizes = level_structure(budgets)
         key = (model, tuple(np.round(level_budgets, 12)), tuple(int(s) for s in level_sizes))
         if key not in self._store:
@@ -110,9 +136,8 @@ class SolutionCache:
         return self._store[key]
 
 
-def _progress(iterable: Iterable[Any], total: int, desc: str, progress: bool | None) -> Iterable[Any]:
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    if not show:
+def _progress(iterable: Iterable[Any], total: int, desc: str, config: RunConfig) -> Iterable[Any]:
+    if not config.show_progress():
         return iterable
     from tqdm import tqdm
 
@@ -143,15 +168,30 @@ def _check_names(names: Sequence[str], allowed: tuple[str, ...]) -> tuple[str, .
     return names
 
 
+def _check_config(config: RunConfig | None) -> RunConfig:
+    if config is None:
+        return RunConfig()
+    if not isinstance(config, RunConfig):
+        raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
+    if config.scale != 1.0:
+        raise ValueError(
+            f"config.scale = {config.scale!r} selects users of a dataset: subsample the data first "
+            "(ldpkit.experiments.subsample) and pass config.replace(scale=1.0)"
+        )
+    return config
+
+
 def _common_arguments(
-    mechanisms: Sequence[str], allowed: tuple[str, ...], repeats: int, ks: Sequence[int], m: int, rng: Any,
+    mechanisms: Sequence[str], allowed: tuple[str, ...], config: RunConfig | None, ks: Sequence[int], m: int,
     cache: SolutionCache | None,
-) -> tuple[tuple[str, ...], int, tuple[int, ...], np.random.Generator, SolutionCache]:
+) -> tuple[tuple[str, ...], RunConfig, tuple[int, ...], np.random.Generator, SolutionCache]:
     """Validate the arguments every protocol shares; normalise the generator and the cache."""
     names = _check_names(mechanisms, allowed)
-    repeats = check_positive_int(repeats, "repeats")
+    config = _check_config(config)
     ks = _check_ks(ks, m)
-    return names, repeats, ks, as_generator(rng), SolutionCache() if cache is None else cache
+    if cache is not None and not isinstance(cache, SolutionCache):
+        raise ValueError(f"cache must be a SolutionCache or None, got {type(cache).__name__}")
+    return names, config, ks, as_generator(config.seed), SolutionCache() if cache is None else cache
 
 
 def _check_eps_grid(epsilons: Iterable[float]) -> tuple[float, ...]:
@@ -186,11 +226,9 @@ def run_single_item(
     *,
     mechanisms: Sequence[str] = SINGLE_ITEM_MECHANISMS,
     protocol: BudgetProtocol = DEFAULT_PROTOCOL,
-    repeats: int = 10,
     ks: Sequence[int] = (20,),
-    rng: Any = None,
+    config: RunConfig | None = None,
     cache: SolutionCache | None = None,
-    progress: bool | None = None,
 ) -> Any:
     """Figs. 2-4 protocol: estimate every item's count from single-item data.
 
@@ -204,10 +242,14 @@ def run_single_item(
         Subset of :data:`SINGLE_ITEM_MECHANISMS`.
     protocol
         Budget levels and shares.
-    repeats
-        Independent repeats per ``eps`` (the paper uses 10); each redraws the item levels.
     ks
         Top-k sizes for the relative error ``re@k`` and precision ``precision@k``.
+    config
+        ``config.repeats`` independent repeats per ``eps`` (the paper uses 10; each redraws the
+        item levels), ``config.seed`` and ``config.progress``; ``None`` means ``RunConfig()``
+        (10 repeats, unseeded).  ``config.scale`` must be 1 (see the module docstring).
+    cache
+        IDUE solutions shared between calls (results do not depend on it).
 
     Returns
     -------
@@ -218,10 +260,12 @@ def run_single_item(
     """
     counts = check_counts(counts)
     grid = _check_eps_grid(epsilons)
-    names, repeats, ks, gen, cache = _common_arguments(mechanisms, SINGLE_ITEM_MECHANISMS, repeats, ks, counts.size, rng, cache)
+    names, config, ks, gen, cache = _common_arguments(
+        mechanisms, SINGLE_ITEM_MECHANISMS, config, ks, counts.size, cache
+    )
     rows: list[dict[str, Any]] = []
-    for eps in _progress(grid, len(grid), "eps", progress):
-        rows += _single_item_rows({"eps": eps}, counts, eps, protocol, names, repeats, ks, gen, cache)
+    for eps in _progress(grid, len(grid), "eps", config):
+        rows += _single_item_rows({"eps": eps}, counts, eps, protocol, names, config.repeats, ks, gen, cache)
     return _frame(rows)
 
 
@@ -258,17 +302,15 @@ def run_budget_shares(
     eps_small: float,
     eps_large: float,
     mechanisms: Sequence[str] = ("RAPPOR", "OUE", "IDUE-opt0"),
-    repeats: int = 10,
     ks: Sequence[int] = (50,),
-    rng: Any = None,
+    config: RunConfig | None = None,
     cache: SolutionCache | None = None,
-    progress: bool | None = None,
 ) -> Any:
     """Fig. 5 protocol: two levels ``eps_small < eps_large``, varying the share of ``eps_small``.
 
     ``shares`` are fractions in ``(0, 1]`` of items at the smaller budget; RAPPOR and OUE run at
     ``eps_small`` (the minimum budget) throughout.  Same columns as :func:`run_single_item`
-    with ``share`` in place of ``eps``.
+    with ``share`` in place of ``eps``; ``config`` and ``cache`` as there.
     """
     counts = check_counts(counts)
     eps_small = check_epsilon(eps_small, "eps_small")
@@ -278,12 +320,14 @@ def run_budget_shares(
     grid = tuple(float(s) for s in shares)
     if not grid or not all(0.0 < s <= 1.0 and math.isfinite(s) for s in grid):
         raise ValueError(f"shares must be a non-empty list of fractions in (0, 1], got {grid!r}")
-    names, repeats, ks, gen, cache = _common_arguments(mechanisms, SINGLE_ITEM_MECHANISMS, repeats, ks, counts.size, rng, cache)
+    names, config, ks, gen, cache = _common_arguments(
+        mechanisms, SINGLE_ITEM_MECHANISMS, config, ks, counts.size, cache
+    )
     ratio = eps_large / eps_small
     rows: list[dict[str, Any]] = []
-    for share in _progress(grid, len(grid), "share", progress):
+    for share in _progress(grid, len(grid), "share", config):
         protocol = BudgetProtocol((1.0, ratio), (share, 1.0 - share))
-        rows += _single_item_rows({"share": share}, counts, eps_small, protocol, names, repeats, ks, gen, cache)
+        rows += _single_item_rows({"share": share}, counts, eps_small, protocol, names, config.repeats, ks, gen, cache)
     return _frame(rows)
 
 
@@ -304,12 +348,10 @@ def run_itemsets(
     *,
     mechanisms: Sequence[str] = ITEMSET_MECHANISMS,
     protocol: BudgetProtocol = DEFAULT_PROTOCOL,
-    repeats: int = 10,
     ks: Sequence[int] = (20,),
     theory: bool = False,
-    rng: Any = None,
+    config: RunConfig | None = None,
     cache: SolutionCache | None = None,
-    progress: bool | None = None,
 ) -> Any:
     """Figs. 6-8 protocol: item-set data through Padding-and-Sampling.
 
@@ -324,6 +366,9 @@ def run_itemsets(
     theory
         Also report ``mse_theory``, the exact expected ``mse`` including the padding bias
         (:meth:`~ldpkit.padding.PaddingSampling.mse`); costs one pass over the data per row.
+    config, cache
+        As in :func:`run_single_item`; ``config.repeats`` independent padding samples and level
+        draws per padding length.
 
     Returns
     -------
@@ -340,13 +385,15 @@ def run_itemsets(
     if not ell_grid:
         raise ValueError("ells is empty")
     m, n = sets.d, len(sets)
-    names, repeats, ks, gen, cache = _common_arguments(mechanisms, ITEMSET_MECHANISMS, repeats, ks, m, rng, cache)
+    names, config, ks, gen, cache = _common_arguments(mechanisms, ITEMSET_MECHANISMS, config, ks, m, cache)
+    if not isinstance(theory, bool):
+        raise ValueError(f"theory must be True or False, got {theory!r}")
     true = sets.true_counts().astype(float)
     rows: list[dict[str, Any]] = []
-    for ell in _progress(ell_grid, len(ell_grid), "ell", progress):
+    for ell in _progress(ell_grid, len(ell_grid), "ell", config):
         sampler = PaddingSampling(lambda k: OUE(k, 1.0), m, ell)
-        sampled = sampler.sampled_counts(sets, rng=gen, trials=repeats)
-        for rep in range(repeats):
+        sampled = sampler.sampled_counts(sets, rng=gen, trials=config.repeats)
+        for rep in range(config.repeats):
             mult = protocol.multiplier_per_item(m, gen)
             for eps in grid:
                 budgets = eps * mult

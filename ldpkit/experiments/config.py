@@ -1,0 +1,177 @@
+"""One validated configuration object for experiment runs, and the seeded user subsample.
+
+Every experiment of :mod:`ldpkit.experiments` takes a :class:`RunConfig` instead of a repeated
+block of ``repeats=..., rng=..., progress=...`` keywords.  A configuration says *how* an
+experiment is run (how many repeats, which seed for the mechanisms' randomness, which fraction of
+each dataset's users, whether to show a progress bar); *what* is run (datasets, budgets, grids)
+belongs to the experiment itself.
+
+:func:`~ldpkit.experiments.subsample` implements ``scale < 1``: a seeded uniform subset of the
+users of a dataset, kept in their original order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import sys
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+
+from .._rng import as_generator
+from ..datasets.containers import ItemSetData, SingleItemData
+from ..padding import ItemSets
+
+__all__ = ["RunConfig", "subsample"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How an experiment is run: repeats, seed, data scale and progress display.
+
+    Parameters
+    ----------
+    repeats
+        Independent repeats of every setting (an integer ``>= 1``; the papers use 10).
+    seed
+        Non-negative integer seeding the randomness of the run (budget-level draws, perturbation,
+        padding samples), or ``None`` for fresh OS entropy (results are then not reproducible).
+    scale
+        Fraction in ``(0, 1]`` of the users (records) of each dataset the experiment uses;
+        ``1.0`` uses every user.  Applied to the data before the protocol runs, see
+        :func:`~ldpkit.experiments.subsample`.
+    progress
+        ``True`` or ``False`` to show or hide a tqdm progress bar on stderr; ``None`` shows it
+        only when stderr is a terminal.
+
+    Raises
+    ------
+    ValueError
+        On construction, naming the argument and the value, for a non-integer or non-positive
+        ``repeats``, a negative or non-integer ``seed``, a ``scale`` outside ``(0, 1]`` and a
+        ``progress`` that is not ``True``, ``False`` or ``None``.
+
+    Examples
+    --------
+    >>> config = RunConfig(repeats=2, seed=7, scale=0.5)
+    >>> config.replace(seed=8)
+    RunConfig(repeats=2, seed=8, scale=0.5, progress=None)
+    >>> int(config.generator().integers(100)) == int(RunConfig(seed=7).generator().integers(100))
+    True
+    >>> RunConfig(scale=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be a fraction in (0, 1], got 1.5
+    """
+
+    repeats: int = 10
+    seed: int | None = None
+    scale: float = 1.0
+    progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        repeats = self.repeats
+        if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral) or int(repeats) < 1:
+            raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        scale = self.scale
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (
+            math.isfinite(float(scale)) and 0.0 < float(scale) <= 1.0
+        ):
+            raise ValueError(f"scale must be a fraction in (0, 1], got {scale!r}")
+        if self.progress is not None and not isinstance(self.progress, bool):
+            raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
+        # normalise numpy scalars to Python numbers (the dataclass is frozen)
+        object.__setattr__(self, "repeats", int(repeats))
+        object.__setattr__(self, "seed", None if seed is None else int(seed))
+        object.__setattr__(self, "scale", float(scale))
+
+    def generator(self) -> np.random.Generator:
+        """A fresh :class:`numpy.random.Generator` seeded with ``seed`` (OS entropy if ``None``).
+
+        Each call returns a new generator in the same initial state, so two calls with the same
+        seed give the same stream.
+        """
+        return as_generator(self.seed)
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` applied, validated like a new configuration."""
+        return dataclasses.replace(self, **changes)
+
+    def show_progress(self) -> bool:
+        """Whether to draw a progress bar: ``progress``, or for ``None`` whether stderr is a terminal."""
+        if self.progress is None:
+            return bool(sys.stderr.isatty())
+        return self.progress
+
+    def offset_seed(self, offset: int) -> RunConfig:
+        """This configuration with ``seed + offset`` (``None`` stays ``None``).
+
+        Experiments that run the protocol once per dataset seed the ``i``-th run with
+        ``seed + i``, so the runs use independent streams.
+        """
+        if self.seed is None:
+            return self
+        return self.replace(seed=self.seed + int(offset))
+
+
+def _subsample_size(n: int, scale: float) -> int:
+    return max(1, min(n, round(scale * n)))
+
+
+@overload
+def subsample(data: SingleItemData, scale: float, rng: Any) -> SingleItemData: ...
+@overload
+def subsample(data: ItemSetData, scale: float, rng: Any) -> ItemSetData: ...
+
+
+def subsample(data: SingleItemData | ItemSetData, scale: float, rng: Any) -> SingleItemData | ItemSetData:
+    """Keep a seeded uniform subset of ``round(scale * n)`` users (at least one) of ``data``.
+
+    The users are drawn without replacement by ``rng`` (anything :func:`ldpkit.as_generator`
+    accepts) and kept in their original order; the item domain (``m``, the vocabulary) is
+    unchanged, so items may end up with a zero count.  With ``scale == 1`` the data are returned
+    unchanged and ``rng`` is not used.  The result records the subsample in ``notes`` and keeps
+    ``name`` and ``is_standin`` (so its ``label`` still names a stand-in).
+
+    Parameters
+    ----------
+    data
+        :class:`~ldpkit.datasets.SingleItemData` or :class:`~ldpkit.datasets.ItemSetData`.
+    scale
+        Fraction in ``(0, 1]`` of the users to keep.
+    rng
+        Seed or generator of the subsample.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import synthetic
+    >>> data = synthetic.uniform_items(n=1_000, m=10, rng=1)
+    >>> small = subsample(data, 0.1, rng=2)
+    >>> small.n, small.m, small.label
+    (100, 10, 'Uniform')
+    """
+    if not isinstance(data, (SingleItemData, ItemSetData)):
+        raise ValueError(f"data must be SingleItemData or ItemSetData, got {type(data).__name__}")
+    RunConfig(scale=scale)  # validates scale with the same message
+    scale = float(scale)
+    if scale == 1.0:
+        return data
+    gen = as_generator(rng)
+    n = data.n
+    keep = np.sort(gen.choice(n, size=_subsample_size(n, scale), replace=False))
+    note = f"subsample: {keep.size:,} of {n:,} users kept (scale = {scale:g}), uniformly without replacement"
+    if isinstance(data, SingleItemData):
+        return dataclasses.replace(data, items=data.items[keep], notes=(*data.notes, note))
+    sets = data.sets
+    starts, sizes = sets.offsets[:-1][keep], sets.sizes[keep]
+    offsets = np.zeros(keep.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]), dtype=np.int64)
+    indices = sets.indices[positions].astype(np.int64, copy=False)
+    return dataclasses.replace(data, sets=ItemSets(indices, offsets, sets.d), notes=(*data.notes, note))

@@ -1,0 +1,517 @@
+"""Table II and Figs. 2-8 of the ID-LDP paper (``gu2020idldp``): data, drawing and registration.
+
+Each figure or table of Sec. VII of the paper is one registered
+:class:`~ldpkit.experiments.Experiment` (ids ``idldp-table2`` and ``idldp-fig2`` to
+``idldp-fig8``) with a ``compute_*`` function (runs the protocol of
+:mod:`ldpkit.experiments.idldp` on the datasets and returns an
+:class:`~ldpkit.experiments.ExperimentData`) and a ``draw_*`` function (a matplotlib
+figure, created without ``pyplot``).  The ID-LDP experiments chapter of the book
+(:ref:`idldp-experiments`) runs them through :func:`ldpkit.experiments.run` and shows these
+functions' source.
+
+Data and seeds.  The datasets are part of each experiment's definition and are fixed by
+:data:`DATA_SEED` (the chapter's ``SEED = 20200420``): the synthetic Power-law and Uniform data
+are drawn, in that order, from one generator ``numpy.random.default_rng(DATA_SEED)``, and the real
+datasets are loaded with ``source="auto", rng=DATA_SEED`` (the seed only matters for a stand-in).
+A run's :class:`~ldpkit.experiments.RunConfig` ``seed`` (``ldpkit reproduce --seed``)
+changes only the randomness of the mechanisms (budget-level draws, perturbation, padding
+samples), never the data.  An experiment that runs the protocol on several datasets seeds the
+``i``-th run with ``seed + i``.  The default seeds (:data:`DEFAULT_SEEDS`) are those of the book,
+so the defaults reproduce its numbers exactly.
+
+Scale.  With ``config.scale < 1`` every dataset is replaced by :func:`load_dataset`'s seeded
+subsample of ``round(scale * n)`` of its users (uniform without replacement, original order kept,
+item domain unchanged), drawn by ``numpy.random.default_rng([DATA_SEED, stream])`` where
+``stream`` is a fixed number per dataset (:data:`SUBSAMPLE_STREAMS`), so the subsample does not
+depend on ``--seed`` either.  Item-set data are subsampled before the single-item reduction.
+
+Stand-ins.  When a real file is missing, the stand-in is used without a
+:class:`~ldpkit.datasets.StandInWarning`: it is reported by the result instead
+(``ExperimentData.standins``) and named in every title through its ``label``.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from .. import datasets as _datasets
+from ..datasets.containers import ItemSetData, SingleItemData
+from . import idldp as _protocol
+from .config import RunConfig, subsample
+from .registry import Experiment, ExperimentData, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    import matplotlib.axes
+    import matplotlib.figure
+    import pandas as pd
+
+__all__ = [
+    "COLORS",
+    "DATA_SEED",
+    "DEFAULT_SEEDS",
+    "ELLS_FIG7",
+    "ELLS_FIG8",
+    "ELL_FIG6",
+    "EPS_FIG4",
+    "EPS_GRID",
+    "EPS_LARGE_FIG5",
+    "EPS_PADDING",
+    "EPS_RIGHT_FIG6",
+    "EPS_SMALL_FIG5",
+    "KS_FIG4",
+    "KS_FIG6",
+    "PAPER",
+    "POWER_LAW",
+    "REPEATS",
+    "SHARES_FIG5",
+    "STYLE",
+    "SUBSAMPLE_STREAMS",
+    "UNIFORM",
+    "compute_fig2",
+    "compute_fig3",
+    "compute_fig4",
+    "compute_fig5",
+    "compute_fig6",
+    "compute_fig7",
+    "compute_fig8",
+    "compute_table2",
+    "draw_fig2",
+    "draw_fig3",
+    "draw_fig4",
+    "draw_fig5",
+    "draw_fig6",
+    "draw_fig7",
+    "draw_fig8",
+    "draw_padding_length",
+    "draw_padding_lengths",
+    "load_dataset",
+    "theory_gap",
+]
+
+#: bibtex key of the paper
+PAPER = "gu2020idldp"
+#: seed of the data (synthetic draws and stand-ins), the chapter's ``SEED``
+DATA_SEED = 20200420
+#: repeats per setting (the paper uses ten)
+REPEATS = 10
+#: minimum budgets of Figs. 2, 3 and 6 (the paper does not give its grid)
+EPS_GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
+#: the fixed minimum budget of Fig. 4
+EPS_FIG4 = 1.0
+#: the top-k sizes of Fig. 4
+KS_FIG4 = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
+#: shares of items at the smaller budget in Fig. 5
+SHARES_FIG5 = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
+#: the smaller budget of Fig. 5 (RAPPOR and OUE run at it)
+EPS_SMALL_FIG5 = 1.0
+#: the larger budget of Fig. 5
+EPS_LARGE_FIG5 = 2.0
+#: the top-k sizes of Fig. 6
+KS_FIG6 = (10, 20, 30, 40, 50)
+#: the padding length of Fig. 6
+ELL_FIG6 = 2
+#: the minimum budget of the right panels of Fig. 6
+EPS_RIGHT_FIG6 = 2.0
+#: minimum budgets of Figs. 7 and 8
+EPS_PADDING = (0.5, 1.0, 2.0, 4.0)
+#: padding lengths of Fig. 7
+ELLS_FIG7 = (1, 2, 3, 4, 6, 8)
+#: padding lengths of Fig. 8
+ELLS_FIG8 = (1, 2, 5, 10, 15, 20, 30)
+
+#: run seed of each experiment in the book (``DATA_SEED`` plus the chapter's offsets)
+DEFAULT_SEEDS: Mapping[str, int] = MappingProxyType({
+    "idldp-table2": DATA_SEED,
+    "idldp-fig2": DATA_SEED + 2,  # Power-law; Uniform uses + 3
+    "idldp-fig3": DATA_SEED + 4,  # Retail; Kosarak uses + 5
+    "idldp-fig4": DATA_SEED + 10,  # Retail; Kosarak uses + 11
+    "idldp-fig5": DATA_SEED + 20,
+    "idldp-fig6": DATA_SEED + 30,
+    "idldp-fig7": DATA_SEED + 40,
+    "idldp-fig8": DATA_SEED + 50,
+})
+
+#: name of the synthetic Power-law data in ``Experiment.datasets``
+POWER_LAW = "synthetic.power_law_items"
+#: name of the synthetic Uniform data in ``Experiment.datasets``
+UNIFORM = "synthetic.uniform_items"
+#: fixed stream number of each dataset's subsample generator ``default_rng([DATA_SEED, stream])``
+SUBSAMPLE_STREAMS: Mapping[str, int] = MappingProxyType(
+    {POWER_LAW: 1, UNIFORM: 2, "retail": 3, "kosarak": 4, "clothing": 5}
+)
+
+#: colours of the mechanisms, shared by every figure
+COLORS = {"RAPPOR": "C0", "OUE": "C1", "IDUE-opt0": "C2", "IDUE-opt1": "C3", "IDUE-opt2": "C4",
+          "RAPPOR-PS": "C0", "OUE-PS": "C1", "IDUE-PS": "C2"}
+#: matplotlib settings of every figure (the book's look)
+STYLE: Mapping[str, Any] = MappingProxyType({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3})
+_MSE_LABEL = "MSE (counts$^2$ / user)"
+_EPS_LABEL = r"minimum budget $\varepsilon$"
+
+
+# --------------------------------------------------------------------------- data
+
+
+@functools.lru_cache(maxsize=1)
+def _synthetic() -> tuple[SingleItemData, SingleItemData]:
+    """Power-law then Uniform, from one generator seeded with DATA_SEED (as the chapter did)."""
+    gen = np.random.default_rng(DATA_SEED)
+    power = _datasets.synthetic.power_law_items(n=100_000, m=100, rng=gen)
+    uniform = _datasets.synthetic.uniform_items(n=100_000, m=1_000, rng=gen)
+    for data in (power, uniform):
+        data.items.flags.writeable = False  # shared between calls
+    return power, uniform
+
+
+def load_dataset(name: str, scale: float = 1.0) -> SingleItemData | ItemSetData:
+    """One dataset of the ID-LDP experiments, at ``scale`` (see the module docstring).
+
+    Parameters
+    ----------
+    name
+        ``"synthetic.power_law_items"``, ``"synthetic.uniform_items"`` (Table II's Power-law and
+        Uniform data, ``n = 100,000``) or ``"retail"``, ``"kosarak"``, ``"clothing"`` (real
+        files, or their stand-ins when missing).
+    scale
+        Fraction in ``(0, 1]`` of the users kept (:func:`~ldpkit.experiments.subsample`
+        with the generator ``default_rng([DATA_SEED, SUBSAMPLE_STREAMS[name]])``).
+    """
+    if name not in SUBSAMPLE_STREAMS:
+        raise ValueError(f"unknown ID-LDP dataset {name!r}; choose from {', '.join(SUBSAMPLE_STREAMS)}")
+    data: SingleItemData | ItemSetData
+    if name == POWER_LAW:
+        data = _synthetic()[0]
+    elif name == UNIFORM:
+        data = _synthetic()[1]
+    else:
+        with warnings.catch_warnings():
+            # reported through ExperimentData.standins and the labels instead
+            warnings.simplefilter("ignore", _datasets.StandInWarning)
+            data = _datasets.load(name, source="auto", rng=DATA_SEED)
+    return subsample(data, scale, rng=np.random.default_rng([DATA_SEED, SUBSAMPLE_STREAMS[name]]))
+
+
+def _itemsets(name: str, scale: float) -> ItemSetData:
+    data = load_dataset(name, scale)
+    assert isinstance(data, ItemSetData)
+    return data
+
+
+def _single(name: str, scale: float) -> SingleItemData:
+    data = load_dataset(name, scale)
+    assert isinstance(data, SingleItemData)
+    return data
+
+
+def _tidy(parts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One frame with a leading ``dataset`` column (the label) from per-dataset frames."""
+    import pandas as pd
+
+    frames = [frame.assign(dataset=label)[["dataset", *frame.columns]] for label, frame in parts.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _result(named: Mapping[str, SingleItemData | ItemSetData], parts: Mapping[str, pd.DataFrame],
+            **meta: Any) -> ExperimentData:
+    labels = {name: data.label for name, data in named.items()}
+    standins = tuple(name for name, data in named.items() if data.is_standin)
+    return ExperimentData(_tidy(parts), labels=labels, standins=standins, parts=parts, meta=meta)
+
+
+def _cache(cache: _protocol.SolutionCache | None) -> _protocol.SolutionCache:
+    return _protocol.SolutionCache() if cache is None else cache
+
+
+def theory_gap(frame: pd.DataFrame, by: str | Sequence[str]) -> float:
+    """Largest gap between mean simulated and exact MSE, in standard errors of the mean.
+
+    Groups the rows by mechanism and ``by``; in each group compares the mean of ``mse`` with the
+    mean of ``mse_theory`` and divides by ``std(mse) / sqrt(repeats)``.  NaN with one repeat.
+    """
+    keys = ["mechanism", *([by] if isinstance(by, str) else by)]
+    grouped = frame.groupby(keys)
+    emp, theo = grouped["mse"].mean(), grouped["mse_theory"].mean()
+    se = grouped["mse"].std(ddof=1) / np.sqrt(grouped["mse"].count())
+    return float(np.max(np.abs(emp - theo) / se))
+
+
+# --------------------------------------------------------------------------- compute
+
+
+def compute_table2(config: RunConfig) -> ExperimentData:
+    """Table II: the paper's n, m and records next to those of the data used here.
+
+    Rows Power-law, Uniform, Retail, Kosarak, Clothing; columns ``("this build", "data")`` (the
+    label), the paper's ``records``, ``n``, ``m``, and this build's ``records``, ``n``, ``m``,
+    ``mean size``, ``max size`` (at ``config.scale``).  ``meta["standin_rows"]`` names the rows
+    built from stand-ins; ``repeats`` and ``seed`` are not used.
+    """
+    import pandas as pd
+
+    rows = {"Power-law": POWER_LAW, "Uniform": UNIFORM, "Retail": "retail", "Kosarak": "kosarak",
+            "Clothing": "clothing"}
+    data = {name: load_dataset(name, config.scale) for name in rows.values()}
+    paper = pd.DataFrame(
+        {"records": [100_000, 100_000, 908_576, 8_019_015, 192_544],
+         "n": [100_000, 100_000, 88_162, 990_002, 105_508],
+         "m": [100, 1_000, 16_470, 41_270, 5_850]},
+        index=list(rows),
+    )
+    ours = pd.DataFrame([data[name].summary() for name in rows.values()])
+    ours.index = paper.index
+    table = pd.concat({"paper": paper, "this build": ours[["records", "n", "m", "mean size", "max size"]]}, axis=1)
+    table.insert(0, ("this build", "data"), [data[name].label for name in rows.values()])
+    standin_rows = tuple(row for row, name in rows.items() if data[name].is_standin)
+    return ExperimentData(table, labels={name: d.label for name, d in data.items()},
+                          standins=tuple(rows[row] for row in standin_rows), meta={"standin_rows": standin_rows})
+
+
+def compute_fig2(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 2: every single-item mechanism on the Power-law and Uniform data, over :data:`EPS_GRID`."""
+    cache = _cache(cache)
+    named = {name: _single(name, config.scale) for name in (POWER_LAW, UNIFORM)}
+    base = config.replace(scale=1.0)
+    parts = {
+        data.label: _protocol.run_single_item(data.counts(), EPS_GRID, ks=(20,), config=base.offset_seed(i),
+                                              cache=cache)
+        for i, data in enumerate(named.values())
+    }
+    return _result(named, parts, n={d.label: d.n for d in named.values()})
+
+
+def _first_items_runs(config: RunConfig, names: Iterable[str], epsilons: Sequence[float], ks: Sequence[int],
+                      cache: _protocol.SolutionCache | None) -> ExperimentData:
+    cache = _cache(cache)
+    named = {name: _itemsets(name, config.scale) for name in names}
+    base = config.replace(scale=1.0)
+    parts = {}
+    for i, data in enumerate(named.values()):
+        single = data.first_items()
+        parts[data.label] = _protocol.run_single_item(
+            single.counts(), epsilons, mechanisms=("RAPPOR", "OUE", "IDUE-opt0"), ks=ks,
+            config=base.offset_seed(i), cache=cache,
+        )
+    return _result(named, parts, ks=tuple(ks), epsilons=tuple(epsilons))
+
+
+def compute_fig3(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 3: RAPPOR, OUE and IDUE (opt0) on the first items of Retail and Kosarak, over :data:`EPS_GRID`."""
+    return _first_items_runs(config, ("retail", "kosarak"), EPS_GRID, (20,), cache)
+
+
+def compute_fig4(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 4: as Fig. 3 at ``eps =`` :data:`EPS_FIG4`, RE of the top k for ``k`` in :data:`KS_FIG4`."""
+    return _first_items_runs(config, ("retail", "kosarak"), (EPS_FIG4,), KS_FIG4, cache)
+
+
+def compute_fig5(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 5: two budgets 1 < 2 on the Retail first items, varying the share at the smaller one."""
+    retail = _itemsets("retail", config.scale)
+    single = retail.first_items()
+    frame = _protocol.run_budget_shares(
+        single.counts(), SHARES_FIG5, eps_small=EPS_SMALL_FIG5, eps_large=EPS_LARGE_FIG5, ks=(50,),
+        config=config.replace(scale=1.0), cache=_cache(cache),
+    )
+    return _result({"retail": retail}, {retail.label: frame}, shares=SHARES_FIG5)
+
+
+def compute_fig6(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 6: RAPPOR-PS, OUE-PS and IDUE-PS on the Clothing item sets (``ell = 2``), with ``mse_theory``."""
+    clothing = _itemsets("clothing", config.scale)
+    frame = _protocol.run_itemsets(
+        clothing.sets, EPS_GRID, (ELL_FIG6,), ks=KS_FIG6, theory=True, config=config.replace(scale=1.0),
+        cache=_cache(cache),
+    )
+    return _result({"clothing": clothing}, {clothing.label: frame}, m=clothing.m, ks=KS_FIG6)
+
+
+def _padding_run(config: RunConfig, name: str, ells: Sequence[int], k: int,
+                 cache: _protocol.SolutionCache | None) -> ExperimentData:
+    data = _itemsets(name, config.scale)
+    frame = _protocol.run_itemsets(
+        data.sets, EPS_PADDING, ells, mechanisms=("IDUE-PS",), ks=(k,), config=config.replace(scale=1.0),
+        cache=_cache(cache),
+    )
+    return _result({name: data}, {data.label: frame}, k=k, ells=tuple(ells), epsilons=EPS_PADDING)
+
+
+def compute_fig7(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 7: IDUE-PS on Clothing, RE of the top 20 against the padding length."""
+    return _padding_run(config, "clothing", ELLS_FIG7, 20, cache)
+
+
+def compute_fig8(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
+    """Fig. 8: IDUE-PS on Kosarak, RE of the top 100 against the padding length."""
+    return _padding_run(config, "kosarak", ELLS_FIG8, 100, cache)
+
+
+# --------------------------------------------------------------------------- draw
+
+
+def _figure(width: float, height: float, ncols: int) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
+    """A figure (not managed by pyplot) with ``ncols`` axes in one row, in :data:`STYLE`."""
+    import matplotlib
+    import matplotlib.figure
+
+    with matplotlib.rc_context(cast(Any, dict(STYLE))):
+        fig = matplotlib.figure.Figure(figsize=(width, height))
+        axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Theory (lines) against simulation (circles) of the MSE, one panel per dataset."""
+    fig, axes = _figure(10, 3.8, 2)
+    for ax, (label, frame) in zip(axes, data.parts.items()):
+        for mech, grp in frame.groupby("mechanism", sort=False):
+            by = grp.groupby("eps")
+            emp, theo = by["mse"].mean(), by["mse_theory"].mean()
+            ax.plot(theo.index, theo.values, "-", color=COLORS[mech], label=f"{mech} theory")
+            ax.plot(emp.index, emp.values, "o", mfc="none", color=COLORS[mech], label=f"{mech} simulated")
+        ax.set_yscale("log")
+        ax.set_xlabel(_EPS_LABEL)
+        ax.set_ylabel(r"MSE $\sum_i(\hat c_i - c_i)^2/n$ (counts$^2$ / user)")
+        ax.set_title(f"{label}, n = {data.meta['n'][label]:,}")
+    axes[-1].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
+    """MSE and RE of the top 20 against the minimum budget, two panels per dataset."""
+    fig, axes = _figure(14, 3.4, 2 * len(data.parts))
+    for j, (label, frame) in enumerate(data.parts.items()):
+        for mech, grp in frame.groupby("mechanism", sort=False):
+            by = grp.groupby("eps")
+            emp = by["mse"].mean()
+            axes[2 * j].plot(emp.index, emp.values, "o-", color=COLORS[mech], label=mech)
+            axes[2 * j + 1].plot(emp.index, by["re@20"].mean().values, "o-", color=COLORS[mech], label=mech)
+        axes[2 * j].set(yscale="log", xlabel=_EPS_LABEL, ylabel=_MSE_LABEL, title=f"{label}: MSE")
+        axes[2 * j + 1].set(yscale="log", xlabel=_EPS_LABEL, ylabel="RE of top-20", title=f"{label}: RE (k = 20)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
+    """RE of the top k against k at one budget, one panel per dataset."""
+    ks = data.meta["ks"]
+    eps = data.meta["epsilons"][0]
+    fig, axes = _figure(10, 3.4, len(data.parts))
+    for ax, (label, frame) in zip(axes, data.parts.items()):
+        means = frame.groupby("mechanism")[[f"re@{k}" for k in ks]].mean()
+        for mech in ("RAPPOR", "OUE", "IDUE-opt0"):
+            ax.plot(ks, means.loc[mech].values, "o-", color=COLORS[mech], label=mech)
+        ax.set(yscale="log", xlabel="k (number of top items)", ylabel="RE of top-k",
+               title=rf"{label}, $\varepsilon$ = {eps}")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
+    """MSE (with eq. (7) dotted) and RE of the top 50 against the share of sensitive items."""
+    ((label, frame),) = data.parts.items()
+    fig, axes = _figure(10, 3.4, 2)
+    for mech, grp in frame.groupby("mechanism", sort=False):
+        by = grp.groupby("share")
+        axes[0].plot(by["mse"].mean().index, by["mse"].mean().values, "o-", color=COLORS[mech], label=mech)
+        axes[0].plot(by["mse_theory"].mean().index, by["mse_theory"].mean().values, ":", color=COLORS[mech])
+        axes[1].plot(by["re@50"].mean().index, by["re@50"].mean().values, "o-", color=COLORS[mech], label=mech)
+    xlabel = r"share of items at $\varepsilon_1$"
+    axes[0].set(yscale="log", xlabel=xlabel, ylabel=_MSE_LABEL, title=f"{label}: MSE (dotted: eq. (7))")
+    axes[1].set(yscale="log", xlabel=xlabel, ylabel="RE of top-50", title=f"{label}: RE (k = 50)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Precision and RE of the top 20 against the budget, then of the top k at ``eps = 2``."""
+    ((label, frame),) = data.parts.items()
+    ks = data.meta["ks"]
+    fig, axes = _figure(14, 3.4, 4)
+    for mech, grp in frame.groupby("mechanism", sort=False):
+        by = grp.groupby("eps")
+        axes[0].plot(by["precision@20"].mean().index, by["precision@20"].mean().values, "o-", color=COLORS[mech],
+                     label=mech)
+        axes[1].plot(by["re@20"].mean().index, by["re@20"].mean().values, "o-", color=COLORS[mech], label=mech)
+        right = grp[grp["eps"] == EPS_RIGHT_FIG6]
+        axes[2].plot(ks, [right[f"precision@{k}"].mean() for k in ks], "o-", color=COLORS[mech], label=mech)
+        axes[3].plot(ks, [right[f"re@{k}"].mean() for k in ks], "o-", color=COLORS[mech], label=mech)
+    axes[0].set(xlabel=_EPS_LABEL, ylabel="precision of top-20", title=f"{label}: precision")
+    axes[1].set(yscale="log", xlabel=_EPS_LABEL, ylabel="RE of top-20", title=f"{label}: RE")
+    axes[2].set(xlabel="k", ylabel="precision of top-k", title=rf"{label}: $\varepsilon$ = {EPS_RIGHT_FIG6:g}")
+    axes[3].set(yscale="log", xlabel="k", ylabel="RE of top-k", title=rf"{label}: $\varepsilon$ = {EPS_RIGHT_FIG6:g}")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def draw_padding_length(data: ExperimentData, ax: matplotlib.axes.Axes) -> None:
+    """Into ``ax``: IDUE-PS's RE of the top k against the padding length, one line per budget."""
+    ((label, frame),) = data.parts.items()
+    k = data.meta["k"]
+    table = frame.groupby(["eps", "ell"])[f"re@{k}"].mean().unstack()
+    for i, eps in enumerate(data.meta["epsilons"]):
+        ax.plot(table.columns, table.loc[eps].values, "o-", color=f"C{i}", label=rf"$\varepsilon$ = {eps}")
+    ax.set(yscale="log", xlabel=r"padding length $\ell$ (items)", ylabel=f"RE of top-{k}",
+           title=f"{label}, IDUE-PS, k = {k}")
+    ax.legend(fontsize=7)
+
+
+def draw_padding_lengths(*data: ExperimentData) -> matplotlib.figure.Figure:
+    """Figs. 7 and 8 side by side as in the book: one :func:`draw_padding_length` panel each."""
+    if not data:
+        raise ValueError("draw_padding_lengths needs at least one ExperimentData")
+    fig, axes = _figure(5 * len(data), 3.6, len(data))
+    for ax, one in zip(axes, data):
+        draw_padding_length(one, ax)
+    fig.tight_layout()
+    return fig
+
+
+def draw_fig7(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Fig. 7 alone (Clothing, k = 20)."""
+    return draw_padding_lengths(data)
+
+
+def draw_fig8(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Fig. 8 alone (Kosarak, k = 100)."""
+    return draw_padding_lengths(data)
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _defaults(experiment_id: str) -> RunConfig:
+    return RunConfig(repeats=REPEATS, seed=DEFAULT_SEEDS[experiment_id], scale=1.0)
+
+
+# one register() call per figure or table: id, title, paper, item, kind, datasets, compute, draw, defaults, section
+register(Experiment("idldp-table2", "Datasets: n, m and records against the paper", PAPER, "Table II", "table",
+                    (POWER_LAW, UNIFORM, "retail", "kosarak", "clothing"), compute_table2, None,
+                    _defaults("idldp-table2"), "sec-idldp-table2"))
+register(Experiment("idldp-fig2", "Empirical against theoretical MSE, synthetic data", PAPER, "Fig. 2", "figure",
+                    (POWER_LAW, UNIFORM), compute_fig2, draw_fig2, _defaults("idldp-fig2"), "sec-idldp-fig2"))
+register(Experiment("idldp-fig3", "MSE and RE against the budget, Retail and Kosarak single items", PAPER,
+                    "Fig. 3", "figure", ("retail", "kosarak"), compute_fig3, draw_fig3, _defaults("idldp-fig3"),
+                    "sec-idldp-fig3"))
+register(Experiment("idldp-fig4", "RE of the top k against k, Retail and Kosarak single items", PAPER,
+                    "Fig. 4", "figure", ("retail", "kosarak"), compute_fig4, draw_fig4, _defaults("idldp-fig4"),
+                    "sec-idldp-fig3"))
+register(Experiment("idldp-fig5", "MSE and RE against the share of sensitive items, Retail", PAPER, "Fig. 5",
+                    "figure", ("retail",), compute_fig5, draw_fig5, _defaults("idldp-fig5"), "sec-idldp-fig5"))
+register(Experiment("idldp-fig6", "Top-k precision and RE of the PS mechanisms, Clothing item sets", PAPER,
+                    "Fig. 6", "figure", ("clothing",), compute_fig6, draw_fig6, _defaults("idldp-fig6"),
+                    "sec-idldp-fig6"))
+register(Experiment("idldp-fig7", "IDUE-PS: RE against the padding length, Clothing", PAPER, "Fig. 7", "figure",
+                    ("clothing",), compute_fig7, draw_fig7, _defaults("idldp-fig7"), "sec-idldp-fig7"))
+register(Experiment("idldp-fig8", "IDUE-PS: RE against the padding length, Kosarak", PAPER, "Fig. 8", "figure",
+                    ("kosarak",), compute_fig8, draw_fig8, _defaults("idldp-fig8"), "sec-idldp-fig7"))

@@ -1,0 +1,351 @@
+"""A registry of every figure and table the book reproduces.
+
+Each figure or table of a paper that the book reruns is one :class:`Experiment`: an id
+(``"idldp-fig2"``), the paper (its bibtex key) and the item it reproduces (``"Fig. 2"``), the
+datasets it needs, a *compute* function returning its data (:class:`ExperimentData`: a pandas
+frame plus the dataset labels and whatever the chapter needs), a *draw* function returning a
+matplotlib figure (``None`` for tables) and its default :class:`~ldpkit.experiments.RunConfig`.
+A paper family registers its experiments from its own module with one
+:func:`~ldpkit.experiments.register` call each (see :mod:`ldpkit.experiments.idldp_figures`);
+:func:`~ldpkit.experiments.run` runs one, the book's chapters and the ``ldpkit reproduce`` command
+both go through it.
+
+Compute functions take the run's :class:`~ldpkit.experiments.RunConfig` first and may
+accept keyword options (the ID-LDP experiments take ``cache``); :func:`~ldpkit.experiments.run`
+passes extra keywords through.  Draw functions take the :class:`ExperimentData` and return a
+:class:`matplotlib.figure.Figure` created without ``pyplot`` (no global figure state); they import
+matplotlib themselves, so importing :mod:`ldpkit` does not.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from .config import RunConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    import matplotlib.figure
+    import pandas as pd
+
+__all__ = [
+    "Experiment",
+    "ExperimentData",
+    "ExperimentResult",
+    "close_matches",
+    "get",
+    "ids",
+    "list_experiments",
+    "register",
+    "run",
+]
+
+_ID = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, eq=False)
+class ExperimentData:
+    """What a compute function returns: the data of one figure or table.
+
+    Attributes
+    ----------
+    frame
+        Tidy data frame written to CSV by ``ldpkit reproduce``: for protocol runs, one row per
+        setting and repeat with a leading ``dataset`` column holding the dataset's label; for a
+        table, the table itself.
+    labels
+        Dataset name (as in :attr:`Experiment.datasets`) -> the label figures and tables must
+        use; a stand-in's label ends in ``"(stand-in)"``.
+    standins
+        The names (keys of :attr:`labels`) of the datasets that were stand-ins.
+    parts
+        Per-dataset frames exactly as the protocol returned them, keyed by dataset label (empty
+        for tables).
+    meta
+        Anything else the draw function or the chapter needs (grids, ``k`` values, sizes).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> data = ExperimentData(pd.DataFrame({"x": [1]}), labels={"retail": "Retail", "kosarak": "Kosarak (stand-in)"},
+    ...                       standins=("kosarak",))
+    >>> data.standins, data.labels["kosarak"]
+    (('kosarak',), 'Kosarak (stand-in)')
+    """
+
+    frame: pd.DataFrame
+    labels: Mapping[str, str]
+    standins: tuple[str, ...] = ()
+    parts: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.standins if name not in self.labels]
+        if unknown:
+            raise ValueError(f"standins {unknown!r} are not datasets of labels {sorted(self.labels)!r}")
+        object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
+        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+        object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
+        object.__setattr__(self, "standins", tuple(self.standins))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One figure or table of a paper, as the book reproduces it.
+
+    Attributes
+    ----------
+    id
+        Unique identifier, lowercase words joined by ``-`` (``"idldp-fig2"``).
+    title
+        One-line description.
+    paper
+        Bibtex key of the paper in ``book/references.bib`` (``"gu2020idldp"``).
+    item
+        The paper's figure or table reproduced (``"Fig. 2"``, ``"Table II"``).
+    kind
+        ``"figure"`` or ``"table"``.
+    datasets
+        Names of the datasets it needs: keys of :data:`ldpkit.datasets.DATASETS` for real data,
+        ``"synthetic.<function>"`` for generated data.
+    compute
+        ``compute(config, **options) -> ExperimentData``.
+    draw
+        ``draw(data) -> matplotlib.figure.Figure``; ``None`` for tables.
+    defaults
+        The configuration of the book's run (its seed reproduces the book's numbers).
+    section
+        Label of the book section showing it, if any.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> def compute(config):
+    ...     return ExperimentData(pd.DataFrame({"x": [config.repeats]}), labels={})
+    >>> demo = Experiment("demo-table1", "A demo", "nobody2024", "Table 1", "table", (), compute, None,
+    ...                   RunConfig(repeats=3, seed=0))
+    >>> run(demo).frame["x"].tolist()
+    [3]
+    """
+
+    id: str
+    title: str
+    paper: str
+    item: str
+    kind: Literal["figure", "table"]
+    datasets: tuple[str, ...]
+    compute: Callable[..., ExperimentData]
+    draw: Callable[[ExperimentData], matplotlib.figure.Figure] | None
+    defaults: RunConfig = field(default_factory=RunConfig)
+    section: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not _ID.match(self.id):
+            raise ValueError(f"id must be lowercase words joined by '-', got {self.id!r}")
+        for name in ("title", "paper", "item"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+        if self.kind not in ("figure", "table"):
+            raise ValueError(f"kind must be 'figure' or 'table', got {self.kind!r}")
+        if isinstance(self.datasets, str) or not all(isinstance(d, str) and d for d in self.datasets):
+            raise ValueError(f"datasets must be a tuple of dataset names, got {self.datasets!r}")
+        object.__setattr__(self, "datasets", tuple(self.datasets))
+        if not callable(self.compute):
+            raise ValueError(f"compute must be callable, got {self.compute!r}")
+        if self.kind == "figure" and not callable(self.draw):
+            raise ValueError(f"a figure needs a draw function, got {self.draw!r}")
+        if self.kind == "table" and self.draw is not None:
+            raise ValueError(f"a table has no draw function, got {self.draw!r}")
+        if not isinstance(self.defaults, RunConfig):
+            raise ValueError(f"defaults must be a RunConfig, got {self.defaults!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class ExperimentResult:
+    """The outcome of :func:`run`: the data, the figure (if any) and the configuration used.
+
+    Attributes
+    ----------
+    experiment
+        The :class:`Experiment` that was run.
+    config
+        The :class:`~ldpkit.experiments.RunConfig` actually used.
+    data
+        The :class:`ExperimentData` returned by the compute function.
+    figure
+        The matplotlib figure (``None`` for tables or when run with ``draw=False``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> def compute(config):
+    ...     return ExperimentData(pd.DataFrame({"repeats": [config.repeats]}), labels={"toy": "Toy (stand-in)"},
+    ...                           standins=("toy",))
+    >>> toy = Experiment("toy-table1", "A toy", "nobody2024", "Table 1", "table", ("toy",), compute, None)
+    >>> result = run(toy, RunConfig(repeats=2))
+    >>> result.frame["repeats"].tolist(), result.standins, result.any_standin, result.figure
+    ([2], ('Toy (stand-in)',), True, None)
+    """
+
+    experiment: Experiment
+    config: RunConfig
+    data: ExperimentData
+    figure: matplotlib.figure.Figure | None = None
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The experiment's data frame (:attr:`ExperimentData.frame`)."""
+        return self.data.frame
+
+    @property
+    def parts(self) -> Mapping[str, pd.DataFrame]:
+        """Per-dataset protocol frames keyed by dataset label (:attr:`ExperimentData.parts`)."""
+        return self.data.parts
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        """Extra values of the compute function (:attr:`ExperimentData.meta`)."""
+        return self.data.meta
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """Dataset name -> label; stand-ins end in ``"(stand-in)"``."""
+        return self.data.labels
+
+    @property
+    def standins(self) -> tuple[str, ...]:
+        """Labels of the datasets that were stand-ins."""
+        return tuple(self.data.labels[name] for name in self.data.standins)
+
+    @property
+    def any_standin(self) -> bool:
+        """True when at least one dataset was a stand-in."""
+        return bool(self.data.standins)
+
+    def save(self, directory: str | Path = ".", *, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
+        """Write the figure (one file per format) and the frame as CSV into ``directory``.
+
+        Files are named after the experiment id (``idldp-fig2.png``, ``.pdf``, ``.csv``); the
+        directory is created if needed.  A table, or a result without a figure, writes the CSV
+        only.  Multi-level column names are joined with ``": "`` in the CSV header; the index is
+        written only when it is not the default range index.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The files written, figure files first.
+        """
+        import pandas as pd
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        if self.figure is not None:
+            for fmt in formats:
+                path = out / f"{self.experiment.id}.{fmt}"
+                self.figure.savefig(path, format=fmt, bbox_inches="tight")
+                written.append(path)
+        frame = self.frame.copy()
+        if isinstance(frame.columns, pd.MultiIndex):
+            frame.columns = [": ".join(str(level) for level in col) for col in frame.columns]
+        default_index = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+        csv = out / f"{self.experiment.id}.csv"
+        frame.to_csv(csv, index=not default_index)
+        written.append(csv)
+        return written
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def register(experiment: Experiment, *, replace: bool = False) -> Experiment:
+    """Add ``experiment`` to the registry and return it.
+
+    Raises
+    ------
+    ValueError
+        If it is not an :class:`Experiment`, or its id is taken and ``replace`` is false.
+    """
+    if not isinstance(experiment, Experiment):
+        raise ValueError(f"register takes an Experiment, got {type(experiment).__name__}")
+    if experiment.id in _REGISTRY and not replace:
+        raise ValueError(f"experiment id {experiment.id!r} is already registered")
+    _REGISTRY[experiment.id] = experiment
+    return experiment
+
+
+def ids() -> tuple[str, ...]:
+    """Every registered id, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def list_experiments() -> tuple[Experiment, ...]:
+    """Every registered :class:`Experiment`, in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def close_matches(experiment_id: str, n: int = 5) -> list[str]:
+    """Registered ids closest to ``experiment_id`` (:func:`difflib.get_close_matches`, ignoring case)."""
+    return difflib.get_close_matches(str(experiment_id).lower(), list(_REGISTRY), n=n, cutoff=0.5)
+
+
+def get(experiment_id: str) -> Experiment:
+    """The registered experiment ``experiment_id``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown id; the message lists the closest registered ids.
+    """
+    if isinstance(experiment_id, str) and experiment_id in _REGISTRY:
+        return _REGISTRY[experiment_id]
+    matches = close_matches(experiment_id) if isinstance(experiment_id, str) else []
+    hint = f"close matches: {', '.join(matches)}" if matches else "no close match"
+    raise ValueError(
+        f"unknown experiment id {experiment_id!r} ({hint}); `ldpkit list` shows all {len(_REGISTRY)} ids"
+    )
+
+
+def run(
+    experiment: str | Experiment,
+    config: RunConfig | None = None,
+    *,
+    draw: bool = True,
+    **options: Any,
+) -> ExperimentResult:
+    """Run one experiment: compute its data and, for a figure, draw it.
+
+    Parameters
+    ----------
+    experiment
+        A registered id or an :class:`Experiment`.
+    config
+        The run's configuration; ``None`` uses the experiment's :attr:`~Experiment.defaults`
+        (which reproduce the book).
+    draw
+        Draw the figure (ignored for tables).
+    **options
+        Passed to the compute function (e.g. ``cache`` for the ID-LDP experiments).
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    exp = experiment if isinstance(experiment, Experiment) else get(experiment)
+    if config is None:
+        config = exp.defaults
+    elif not isinstance(config, RunConfig):
+        raise ValueError(f"config must be a RunConfig or None, got {type(config).__name__}")
+    if not isinstance(draw, bool):
+        raise ValueError(f"draw must be True or False, got {draw!r}")
+    data = exp.compute(config, **options)
+    if not isinstance(data, ExperimentData):
+        raise TypeError(f"{exp.id}: compute returned {type(data).__name__}, expected ExperimentData")
+    figure = exp.draw(data) if (draw and exp.draw is not None) else None
+    return ExperimentResult(experiment=exp, config=config, data=data, figure=figure)
