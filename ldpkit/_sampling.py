@@ -99,6 +99,7 @@ class PackedBernoulli:
         if self._tables is None:
             raise ValueError(f"too many distinct probability groups ({self.n_groups} > {MAX_TABLES})")
         r = rng.integers(0, 65536, size=(n_rows, self.n_bytes), dtype=np.uint16)
+        idx: np.ndarray
         if self.n_groups == 1:
             idx = r
         else:

@@ -128,7 +128,7 @@ def cvx_solve(
 
 def certify_candidates(
     what: str,
-    candidates: list[tuple[str, np.ndarray]],
+    candidates: Sequence[tuple[str, np.ndarray | None]],
     fun: Callable[[np.ndarray], float],
     grad_obj: Callable[[np.ndarray], np.ndarray],
     cons_val: Callable[[np.ndarray], np.ndarray],

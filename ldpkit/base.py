@@ -6,10 +6,11 @@ accounting apart from sampling:
 * **accounting** -- :meth:`FrequencyOracle.channel` returns the exact conditional output
   distribution (:mod:`ldpkit.channels`); :attr:`FrequencyOracle.epsilon` is the declared
   LDP budget and :func:`ldpkit.accountant.ldp_epsilon` recomputes it from the channel;
-* **sampling and estimation** -- :meth:`perturb` (client side, vectorised over users, with
-  an explicit :class:`numpy.random.Generator`), :meth:`aggregate` (server side support
-  counts), :meth:`estimate` (unbiased counts), :meth:`variance` (exact variance of the
-  estimator as a function of the true counts) and :meth:`simulate` (draw the estimator
+* **sampling and estimation** -- :meth:`~FrequencyOracle.perturb` (client side, vectorised over
+  users, with an explicit :class:`numpy.random.Generator`), :meth:`~FrequencyOracle.aggregate`
+  (server side support counts), :meth:`~FrequencyOracle.estimate` (unbiased counts),
+  :meth:`~FrequencyOracle.variance` (exact variance of the estimator as a function of the true
+  counts) and :meth:`~FrequencyOracle.simulate` (draw the estimator
   straight from the true counts, without materialising reports).
 
 Most oracles in the papers are *pure* protocols (Wang et al., USENIX Security 2017): each
@@ -17,7 +18,7 @@ report supports a set of items, item ``i`` is supported with probability ``p_i``
 user holds ``i`` and ``q_i`` otherwise, and the unbiased count estimator is
 ``(C_i - n q_i) / (p_i - q_i)`` with variance
 ``[c_i p_i (1-p_i) + (n - c_i) q_i (1-q_i)] / (p_i - q_i)^2``
-(derived in the Foundations chapter, label ``thm-pure-variance``).
+(derived in the Foundations chapter, :prf:ref:`thm-pure-variance`).
 :class:`SupportOracle` implements that once for all of them.
 """
 
@@ -28,6 +29,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import check_counts, check_items, check_positive_int
@@ -41,10 +43,24 @@ class FrequencyOracle(abc.ABC):
     """Abstract frequency oracle over the item domain ``{0, ..., d-1}``.
 
     Estimates are *counts* (the papers' ``c_i``); divide by ``n`` for frequencies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit import GRR
+    >>> oracle = GRR(4, epsilon=1.0)                 # every frequency oracle has this interface
+    >>> reports = oracle.perturb(np.repeat([0, 1, 2, 3], [50, 30, 15, 5]), rng=0)
+    >>> est = oracle.estimate(reports)               # unbiased counts
+    >>> est.shape, round(float(est.sum()))
+    ((4,), 100)
+    >>> [round(float(v), 1) for v in oracle.variance([50, 30, 15, 5])]   # exact Var[c_hat_i]
+    [218.0, 194.7, 177.3, 165.6]
+    >>> oracle.simulate([50, 30, 15, 5], rng=0, trials=3).shape          # without reports
+    (3, 4)
     """
 
-    #: whether :meth:`simulate` samples the estimator's exact joint distribution from
-    #: aggregate counts (``True``) or falls back to per-user simulation (``False``).
+    #: whether :meth:`~ldpkit.base.FrequencyOracle.simulate` samples the estimator's exact joint
+    #: distribution from aggregate counts (``True``) or falls back to per-user simulation (``False``).
     aggregate_simulation_exact: bool = True
 
     def __init__(self, d: int) -> None:
@@ -72,7 +88,7 @@ class FrequencyOracle(abc.ABC):
 
     # ------------------------------------------------------------------ sampling
     @abc.abstractmethod
-    def perturb(self, items: Any, rng: Any = None) -> Any:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> Any:
         """Client side: one randomised report per user (vectorised)."""
 
     @abc.abstractmethod
@@ -88,7 +104,7 @@ class FrequencyOracle(abc.ABC):
         """Unbiased count estimates from support counts of ``n`` users."""
 
     @abc.abstractmethod
-    def variance(self, counts: Any) -> np.ndarray:
+    def variance(self, counts: ArrayLike) -> np.ndarray:
         """Exact variance of each count estimate given the true count vector."""
 
     # ------------------------------------------------------------------ sampling <-> accounting
@@ -122,12 +138,12 @@ class FrequencyOracle(abc.ABC):
         """Unbiased estimated counts from the users' reports."""
         return self.estimate_from_support(self.aggregate(reports), self.n_reports(reports))
 
-    def estimate_items(self, items: Any, rng: Any = None) -> np.ndarray:
+    def estimate_items(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """Perturb ``items`` on the client side, then aggregate and estimate (per-user path)."""
         items = check_items(items, self.d)
         return self.estimate(self.perturb(items, rng))
 
-    def simulate(self, counts: Any, rng: Any = None, trials: int | None = None) -> np.ndarray:
+    def simulate(self, counts: ArrayLike, rng: RNGLike = None, trials: int | None = None) -> np.ndarray:
         """Sample the estimator's distribution from the true counts.
 
         Returns shape ``(d,)`` for ``trials=None`` and ``(trials, d)`` otherwise. Exact in
@@ -145,7 +161,7 @@ class FrequencyOracle(abc.ABC):
             out[t] = self.estimate_from_support(self._simulate_support(counts, gen), n)
         return out[0] if trials is None else out
 
-    def mse(self, counts: Any) -> float:
+    def mse(self, counts: ArrayLike) -> float:
         """Exact total MSE ``sum_i Var(c_hat_i)`` of the unbiased estimator (counts scale)."""
         return float(np.sum(self.variance(counts)))
 
@@ -172,9 +188,22 @@ class SupportOracle(FrequencyOracle):
 
     Subclasses set :attr:`p_support` and :attr:`q_support` (arrays of length ``d``) and
     implement sampling; estimation and variance come from here.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit import OUE
+    >>> from ldpkit.base import SupportOracle
+    >>> oue = OUE(4, 1.0)
+    >>> isinstance(oue, SupportOracle), float(oue.p_support[0]), round(float(oue.q_support[0]), 4)
+    (True, 0.5, 0.2689)
+    >>> [round(float(c), 1) for c in oue.estimate_from_support(np.array([40, 30, 35, 27]), n=100)]
+    [56.7, 13.4, 35.1, 0.5]
     """
 
+    #: probability ``p_i`` that item ``i`` is supported when the user holds ``i`` (length ``d``)
     p_support: np.ndarray
+    #: probability ``q_i`` that item ``i`` is supported when the user holds another item (length ``d``)
     q_support: np.ndarray
 
     def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
@@ -184,13 +213,20 @@ class SupportOracle(FrequencyOracle):
         n = check_positive_int(n, "n")
         return pure_estimate(support, n, self.p_support, self.q_support)
 
-    def variance(self, counts: Any) -> np.ndarray:
+    def variance(self, counts: ArrayLike) -> np.ndarray:
         counts = check_counts(counts, self.d)
         return pure_variance(counts, self.p_support, self.q_support)
 
 
 class ItemReportOracle(SupportOracle):
-    """A pure protocol whose report is a single item (GRR, uRR): support = the reported item."""
+    """A pure protocol whose report is a single item (GRR, uRR): support = the reported item.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR
+    >>> GRR(3, 1.0).aggregate([0, 2, 2, 1]).tolist()   # a report supports the item it names
+    [1, 1, 2]
+    """
 
     def aggregate(self, reports: Any) -> np.ndarray:
         reports = check_items(reports, self.d, "reports")

@@ -3,23 +3,23 @@
 * ID-LDP :cite:`gu2020idldp` draws each item's budget from a few levels, by default
   ``(eps, 1.2 eps, 2 eps)`` with shares ``(5%, 5%, 90%)``: :func:`random_levels`.  IDUE then
   works with the distinct budgets ("levels") and their sizes: :func:`level_structure`.
-  ID-LDP chapter, label ``sec-idldp-budget-assignment``.
+  ID-LDP chapter, :ref:`sec-idldp-budget-assignment`.
 * IPLDP :cite:`li2023ipldp` ranks items by their counts, declares the most frequent fraction
   ``NR`` non-sensitive and splits the rest into ``LC`` levels with budgets evenly spaced on
   ``[eps_min, eps_max]``, frequent items getting larger budgets: :func:`ipldp_levels`.  The
-  five experiments of its Table 2 are transcribed in :data:`IPLDP_EXPERIMENTS`.  IPLDP chapter,
-  label ``sec-ipldp-levels``.
+  five experiments of its Table 2 are transcribed in :data:`IPLDP_EXPERIMENTS`.  Forthcoming
+  IPLDP chapter (planned label ``sec-ipldp-levels``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._validation import (
     check_budget_vector,
     check_counts,
@@ -45,7 +45,7 @@ __all__ = [
 _FLOOR_SLACK = 1e-9
 
 
-def _budget_levels(budgets: Any) -> np.ndarray:
+def _budget_levels(budgets: ArrayLike) -> np.ndarray:
     arr = np.asarray(budgets, dtype=float)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"budgets must be a non-empty 1-d sequence of budgets, got shape {arr.shape}")
@@ -55,14 +55,14 @@ def _budget_levels(budgets: Any) -> np.ndarray:
 # --------------------------------------------------------------------------- ID-LDP
 
 
-def apportion(m: int, shares: Any) -> np.ndarray:
+def apportion(m: int, shares: ArrayLike) -> np.ndarray:
     """Split ``m`` items into levels of sizes proportional to ``shares`` (largest remainder).
 
     Each level first gets ``floor(shares[i] * m)`` items; the ``m - sum(floors)`` items left
     over go one each to the levels with the largest fractional parts ``shares[i] * m -
     floor(shares[i] * m)``, ties going to the lower level index.  The sizes sum to ``m``, each
     differs from ``shares[i] * m`` by less than 1, and a level with ``shares[i] * m >= 1`` is
-    never empty.  ID-LDP chapter, label ``sec-idldp-budget-assignment``.
+    never empty.  ID-LDP chapter, :ref:`sec-idldp-budget-assignment`.
 
     Parameters
     ----------
@@ -98,7 +98,7 @@ def apportion(m: int, shares: Any) -> np.ndarray:
     return sizes
 
 
-def random_levels(m: int, budgets: Any, shares: Any, rng: Any = None, exact: bool = True) -> np.ndarray:
+def random_levels(m: int, budgets: ArrayLike, shares: ArrayLike, rng: RNGLike = None, exact: bool = True) -> np.ndarray:
     """Per-item budgets for ID-LDP experiments: each item gets one of ``budgets``.
 
     The ID-LDP paper :cite:`gu2020idldp` picks every item's budget at random among a few
@@ -144,12 +144,12 @@ def random_levels(m: int, budgets: Any, shares: Any, rng: Any = None, exact: boo
     return levels[labels]
 
 
-def level_structure(budgets_per_item: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def level_structure(budgets_per_item: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group items by their budget, as IDUE does (``t`` levels of sizes ``m_1, ..., m_t``).
 
     Budgets are compared exactly (floating-point equality): compute each level's budget once
-    and reuse it, as :func:`random_levels` and :func:`ipldp_levels` do.  ID-LDP chapter, label
-    ``sec-idldp-budget-assignment``.
+    and reuse it, as :func:`random_levels` and :func:`ipldp_levels` do.  ID-LDP chapter,
+    :ref:`sec-idldp-budget-assignment`.
 
     Parameters
     ----------
@@ -199,6 +199,15 @@ class IPLDPAssignment:
         int64 number of items at each level (same order as ``level_budgets``).
     order
         All items ranked by count, descending, ties by item index (``D_N`` is ``order[:|D_N|]``).
+
+    Examples
+    --------
+    >>> from ldpkit.budgets import ipldp_levels
+    >>> a = ipldp_levels([50, 40, 30, 20, 10, 5], nr=0.5, lc=3, eps_min=1.0, eps_max=3.0)
+    >>> a.nonsensitive.tolist(), a.levels.tolist()
+    ([0, 1, 2], [-1, -1, -1, 2, 1, 0])
+    >>> a.epsilons.tolist()
+    [inf, inf, inf, 3.0, 2.0, 1.0]
     """
 
     sensitive: np.ndarray
@@ -219,7 +228,7 @@ def _n_nonsensitive(nr: float, d: int) -> int:
     return min(d, math.floor(nr * d + _FLOOR_SLACK))
 
 
-def ipldp_levels(counts: Any, nr: float, lc: int, eps_min: float, eps_max: float) -> IPLDPAssignment:
+def ipldp_levels(counts: ArrayLike, nr: float, lc: int, eps_min: float, eps_max: float) -> IPLDPAssignment:
     """IPLDP experiment budgets: top counts non-sensitive, the rest in ``LC`` levels.
 
     Procedure (IPLDP :cite:`li2023ipldp`, Sec. 7.1, made precise):
@@ -246,7 +255,7 @@ def ipldp_levels(counts: Any, nr: float, lc: int, eps_min: float, eps_max: float
     once ``NR`` exceeds 0.8 on Zipf refers to that 0.1 grid (``NR = 0.9`` leaves 2 items); for
     ``0.8 < NR < 0.85`` flooring still leaves 4.
 
-    IPLDP chapter, label ``sec-ipldp-levels``.
+    Forthcoming IPLDP chapter (planned label ``sec-ipldp-levels``).
 
     Parameters
     ----------
@@ -313,6 +322,13 @@ class IPLDPExperiment:
     ``sr`` is the sample ratio: an experiment uses ``SR * n`` users, ``n`` being the dataset's
     user count of Table 1 (the paper writes ``SR * |D|``, but ``|D|`` there cannot be the item
     domain: 20 items would give at most 20 users).
+
+    Examples
+    --------
+    >>> from ldpkit.budgets import IPLDP_EXPERIMENTS
+    >>> ex = IPLDP_EXPERIMENTS[3]
+    >>> ex.number, ex.nr("Zipf"), ex.nr("Kosarak")
+    (4, (0.0, 0.8), (0.1, 0.9))
     """
 
     number: int
@@ -339,6 +355,7 @@ class IPLDPExperiment:
 # Kosarak; the conference text keeps the same footnote but shows only "0.0-0.8 *", its Kosarak
 # range having been lost (most likely in text extraction).  We take 0.1-0.9 for Kosarak from the
 # preprint; it is consistent with the Sec. 7.2 remark that only Zipf is capped at NR = 0.8.
+#: the five experiments of Table 2 of the IPLDP paper (transcription notes in the comment above)
 IPLDP_EXPERIMENTS: tuple[IPLDPExperiment, ...] = (
     IPLDPExperiment(1, ("KRR", "URR"), 0.1, 1.0, 4, 0.5, 0.5, (0.2, 1.0)),
     IPLDPExperiment(2, ("KRR", "URR"), 1.0, 10.0, 4, 0.5, 0.5, (0.2, 1.0)),

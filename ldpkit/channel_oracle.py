@@ -16,16 +16,18 @@ any left inverse ``A`` of ``Q^T`` (``A Q^T = I_d``, which exists exactly when ``
 
 For a square invertible channel the left inverse is unique, so GRR and uRR through
 :class:`ChannelOracle` give exactly their own estimators (the tests check this); for
-``k > d`` the Moore-Penrose left inverse is used.  Estimation chapter, label
-``sec-channel-estimation``.
+``k > d`` the Moore-Penrose left inverse is used.  Estimation chapter,
+:ref:`sec-channel-estimation` (:prf:ref:`thm-channel-estimator`; :prf:ref:`def-channel-mle` for the
+maximum-likelihood estimate).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import check_counts, check_epsilon, check_items, check_positive_int
@@ -75,7 +77,7 @@ class ChannelOracle(FrequencyOracle):
 
     def __init__(
         self,
-        channel: Channel | Any,
+        channel: Union[Channel, ArrayLike],
         *,
         epsilon: float | None = None,
         guarantees: list[Guarantee] | None = None,
@@ -106,7 +108,10 @@ class ChannelOracle(FrequencyOracle):
         #: the left inverse ``A`` (``d x k``) with ``A Q^T = I``
         self.left_inverse = np.linalg.inv(Q.T) if k == d else np.linalg.pinv(Q.T)
         self._cdf = np.cumsum(Q, axis=1)
-        self._cdf[:, -1] = 1.0
+        # from each row's last positive column on, the cdf is exactly 1, so rounding in the
+        # cumulative sum can never hand a draw to a trailing zero-probability column
+        last = k - 1 - np.argmax(Q[:, ::-1] > 0, axis=1)
+        self._cdf[np.arange(k)[None, :] >= last[:, None]] = 1.0
         self._epsilon = ldp_epsilon(ch) if eps is None else eps
         self._guarantees = guarantees
 
@@ -129,7 +134,7 @@ class ChannelOracle(FrequencyOracle):
         return self._channel.matrix
 
     # ------------------------------------------------------------------ sampling
-    def perturb(self, items: Any, rng: RNGLike = None) -> np.ndarray:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """One output index per user, drawn from row ``Q[x]`` by exact inverse CDF (int64)."""
         items = check_items(items, self.d)
         gen = as_generator(rng)
@@ -170,14 +175,14 @@ class ChannelOracle(FrequencyOracle):
             raise ValueError(f"output counts sum to {int(y.sum())}, but n={n}")
         return self.left_inverse @ y.astype(float)
 
-    def covariance(self, counts: Any) -> np.ndarray:
+    def covariance(self, counts: ArrayLike) -> np.ndarray:
         """Exact ``Cov(c_hat) = A diag(Q^T c) A^T - diag(c)`` (``d x d``)."""
         c = check_counts(counts, self.d).astype(float)
         mu = self.matrix.T @ c
         A = self.left_inverse
         return (A * mu[None, :]) @ A.T - np.diag(c)
 
-    def variance(self, counts: Any) -> np.ndarray:
+    def variance(self, counts: ArrayLike) -> np.ndarray:
         """Exact ``Var[c_hat_i] = sum_y A_iy^2 mu_y - c_i`` with ``mu = Q^T c``."""
         c = check_counts(counts, self.d).astype(float)
         mu = self.matrix.T @ c
@@ -187,7 +192,7 @@ class ChannelOracle(FrequencyOracle):
         # one multinomial per input item: the exact law of the output counts
         return rng.multinomial(counts, self.matrix).sum(axis=0)
 
-    def mle(self, output_counts: Any, **em_options: Any) -> EMResult:
+    def mle(self, output_counts: ArrayLike, **em_options: Any) -> EMResult:
         """Maximum-likelihood estimate of the input distribution from output counts, by EM.
 
         ``em_options`` are passed to :func:`ldpkit.postprocess.em_estimate`; multiply the

@@ -7,9 +7,9 @@ A *channel* describes ``P(y | x)`` for every input item ``x`` and output ``y``. 
 * :class:`UnaryChannel` -- the structured form of a unary encoding: output bit ``i`` is 1
   with probability ``a[i]`` when the input is ``i`` and ``b[i]`` otherwise, independently
   across bits.  Its pairwise privacy loss has a closed form (Foundations chapter,
-  label ``thm-ue-pairwise``) that agrees with enumeration of all ``2**d`` outputs.
+  :prf:ref:`thm-ue-pairwise`) that agrees with enumeration of all ``2**d`` outputs.
 
-Both expose :meth:`pairwise_log_ratio`, the matrix ``L[x, x'] = max_y log P(y|x)/P(y|x')``
+Both expose :meth:`~Channel.pairwise_log_ratio`, the matrix ``L[x, x'] = max_y log P(y|x)/P(y|x')``
 on which the whole accountant (:mod:`ldpkit.accountant`) is built.
 """
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 import abc
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._validation import check_positive_int, check_positive_real, check_probabilities
 
 __all__ = ["Channel", "ExplicitChannel", "UnaryChannel", "product_channel", "random_channel", "mix_with_uniform"]
@@ -95,6 +95,18 @@ class ExplicitChannel(Channel):
         Array of shape ``(n_inputs, n_outputs)``; each row must be a probability vector.
     output_labels
         Optional description of the outputs (kept for display, not used in accounting).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.channels import ExplicitChannel
+    >>> rr = ExplicitChannel(np.array([[0.75, 0.25], [0.25, 0.75]]))   # randomised response
+    >>> rr.n_inputs, rr.n_outputs
+    (2, 2)
+    >>> round(rr.ldp_epsilon(), 6)                                    # log 3
+    1.098612
+    >>> rr.output_distribution([0.5, 0.5]).tolist()
+    [0.5, 0.5]
     """
 
     matrix: np.ndarray
@@ -155,6 +167,18 @@ class UnaryChannel(Channel):
     Bit ``i`` of the output is 1 with probability ``a[i]`` if the input is item ``i`` and
     with probability ``b[i]`` otherwise; bits are independent given the input.
     RAPPOR and OUE have constant ``a``, ``b``; IDUE has one pair per privacy level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.channels import UnaryChannel
+    >>> ch = UnaryChannel(np.full(3, 0.5), np.full(3, 0.25))
+    >>> ch.n_outputs                                   # 2**3 bit vectors
+    8
+    >>> round(ch.ldp_epsilon(), 6)                     # closed form: log 2 + log 1.5 = log 3
+    1.098612
+    >>> bool(np.isclose(ch.ldp_epsilon(), ch.to_explicit().ldp_epsilon()))   # = enumeration
+    True
     """
 
     a: np.ndarray
@@ -176,7 +200,7 @@ class UnaryChannel(Channel):
 
     @property
     def n_outputs(self) -> int:
-        """``2**d``: every bit vector (a Python int, never enumerated unless asked)."""
+        """The number ``2**d`` of bit vectors (a Python int, never enumerated unless asked)."""
         return 1 << int(self.a.size)
 
     def separable_log_ratio(self) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +270,7 @@ def product_channel(*channels: Channel) -> ExplicitChannel:
     """Joint release of several mechanisms run independently on the *same* input.
 
     ``P((y_1, ..., y_k) | x) = prod_i P_i(y_i | x)``: the channel of sequential composition
-    (ID-LDP chapter, label ``thm-idldp-composition``).  Outputs are the Cartesian product in
+    (ID-LDP chapter, :prf:ref:`thm-idldp-composition`).  Outputs are the Cartesian product in
     row-major order, so the result has ``prod_i n_outputs_i`` columns; keep the factors small.
     """
     if not channels:
@@ -266,7 +290,7 @@ def product_channel(*channels: Channel) -> ExplicitChannel:
     return ExplicitChannel(out)
 
 
-def random_channel(n_inputs: int, n_outputs: int, rng: Any = None, concentration: float = 1.0) -> ExplicitChannel:
+def random_channel(n_inputs: int, n_outputs: int, rng: RNGLike = None, concentration: float = 1.0) -> ExplicitChannel:
     """A channel with i.i.d. Dirichlet(``concentration``) rows (all entries positive a.s.).
 
     Used by the book to test privacy theorems on mechanisms that are not of any named family.

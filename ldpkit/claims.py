@@ -3,7 +3,7 @@
 The register lives in ``book/claims.yml``: one entry per theorem, lemma, proposition,
 corollary, table, result figure and worked example of the four papers the book accompanies.
 This module loads it, validates every entry and summarises it for the Scorecard page
-(Register part of the book, label ``scorecard``).
+(Register part of the book, :ref:`scorecard`).
 
 Validation rules (each failure is a :class:`ValueError` naming the offending entry):
 
@@ -89,6 +89,17 @@ class Claim:
         Book label holding the evidence; ``None`` only while the claim is pending.
     note : str or None
         Optional remark (suspected errors, conventions).
+
+    Examples
+    --------
+    >>> from ldpkit.claims import validate_claims
+    >>> [claim] = validate_claims([{
+    ...     "id": "idldp-lemma-1", "paper": "idldp", "location": "Lemma 1, Sec. IV-B", "kind": "lemma",
+    ...     "statement": "eps-LDP implies E-MinID-LDP for every E with min E = eps",
+    ...     "status": "reproduced", "evidence": "lem-minid-ldp",
+    ... }])
+    >>> claim.id, claim.status, claim.evidence
+    ('idldp-lemma-1', 'reproduced', 'lem-minid-ldp')
     """
 
     id: str

@@ -1,16 +1,16 @@
 """Generalised randomised response (GRR, also k-RR).
 
-Derived in the Foundations chapter (labels ``eq-grr`` and ``thm-pure-variance``).
+Derived in the Foundations chapter (eq. :eq:`eq-grr` and :prf:ref:`thm-pure-variance`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._validation import check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
@@ -33,6 +33,18 @@ class GRR(ItemReportOracle):
         Domain size (``>= 2``).
     epsilon
         LDP budget, finite and positive.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR
+    >>> grr = GRR(4, epsilon=1.0)
+    >>> round(grr.p, 4), round(grr.q, 4)              # e^eps / (e^eps + 3), 1 / (e^eps + 3)
+    (0.4754, 0.1749)
+    >>> reports = grr.perturb([0, 1, 2, 3], rng=0)    # one reported item per user
+    >>> reports.shape, str(reports.dtype)
+    ((4,), 'int64')
+    >>> round(grr.channel().ldp_epsilon(), 6)
+    1.0
     """
 
     def __init__(self, d: int, epsilon: float) -> None:
@@ -58,7 +70,7 @@ class GRR(ItemReportOracle):
         np.fill_diagonal(m, self.p)
         return ExplicitChannel(m)
 
-    def perturb(self, items: Any, rng: Any = None) -> np.ndarray:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """Return one reported item per user (int64 array)."""
         items = check_items(items, self.d)
         gen = as_generator(rng)

@@ -47,6 +47,15 @@ class MechanismSpec:
         subsets of a small domain, see :func:`ldpkit.padding.all_itemsets`).
     description
         One line for tables.
+
+    Examples
+    --------
+    >>> from ldpkit.mechanisms import get_mechanism
+    >>> spec = get_mechanism("uRR")
+    >>> spec.paper, spec.inputs, spec.description
+    ('murakami2019utility', 'items', 'utility-optimised randomised response')
+    >>> spec.examples()[0]
+    URR(d=5, uldp_epsilon=1, d_s=2)
     """
 
     name: str

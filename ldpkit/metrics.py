@@ -2,8 +2,8 @@
 
 The papers use the same names for different quantities, so every function here states its
 formula, its scale (counts or frequencies) and which paper and figure uses it.  Definitions and
-the reconciliation between papers: Estimation chapter, label ``sec-metrics`` (one label per
-metric is given in each docstring).
+the reconciliation between papers: Estimation chapter, :ref:`sec-metrics` (each docstring names
+the definition of its metric).
 
 Summary (``c`` true counts, ``c_hat`` estimated counts, ``n`` users, ``f = c / n``):
 
@@ -38,6 +38,7 @@ import numbers
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import describe, check_distribution, check_positive_real
 
@@ -58,7 +59,7 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
-def _check_vector(values: Any, name: str, nonnegative: bool = False) -> np.ndarray:
+def _check_vector(values: ArrayLike, name: str, nonnegative: bool = False) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ValueError(f"{name} must be a numeric vector, got dtype {arr.dtype}")
@@ -76,7 +77,9 @@ def _check_vector(values: Any, name: str, nonnegative: bool = False) -> np.ndarr
     return arr
 
 
-def _check_pair(true: Any, est: Any, true_name: str = "true", est_name: str = "est") -> tuple[np.ndarray, np.ndarray]:
+def _check_pair(
+    true: ArrayLike, est: ArrayLike, true_name: str = "true", est_name: str = "est"
+) -> tuple[np.ndarray, np.ndarray]:
     """Validate a (truth, estimate) pair: 1-d, same length, non-empty, finite, truth >= 0."""
     t = _check_vector(true, true_name, nonnegative=True)
     e = _check_vector(est, est_name)
@@ -98,12 +101,12 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 # --------------------------------------------------------------------------- ranking
-def top_k_items(values: Any, k: int) -> np.ndarray:
+def top_k_items(values: ArrayLike, k: int) -> np.ndarray:
     """Indices of the ``k`` largest entries of ``values``, in rank order.
 
     Ties are broken deterministically by item index: among equal values the smaller index
     ranks higher.  Every top-k metric in this module uses this rule, for the true and the
-    estimated ranking alike (Estimation chapter, label ``def-topk-ties``).
+    estimated ranking alike (Estimation chapter, :prf:ref:`def-topk-ties`).
 
     Parameters
     ----------
@@ -123,8 +126,8 @@ def _ranked(values: np.ndarray, k: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------- squared errors
 def mse(
-    true_counts: Any,
-    est_counts: Any,
+    true_counts: ArrayLike,
+    est_counts: ArrayLike,
     *,
     normalisation: Literal["per_user", "sum", "mean"] = "per_user",
     n: float | None = None,
@@ -147,8 +150,8 @@ def mse(
         ``sum_i (c_hat_i - c_i)^2 / d``, the per-item average (not used by the four papers;
         offered because "MSE" is often read this way).
 
-    Averaging over repeated runs is left to the caller.  Estimation chapter, label
-    ``def-metric-mse``.
+    Averaging over repeated runs is left to the caller.  Estimation chapter,
+    :prf:ref:`def-metric-mse`.
 
     Parameters
     ----------
@@ -177,29 +180,29 @@ def mse(
     return sq / users
 
 
-def l2_loss(p: Any, p_hat: Any) -> float:
+def l2_loss(p: ArrayLike, p_hat: ArrayLike) -> float:
     """``l2(p, p_hat) = sum_x (p_hat_x - p_x)^2`` on the frequency (probability) scale.
 
     The squared Euclidean distance, *not* its square root.  IPLDP (``li2023ipldp``) Sec. 3.4
-    (definition), Theorems 3-6 (expected loss of the empirical estimator).  Evaluation
-    chapter, label ``def-metric-lp``.
+    (definition), Theorems 3-6 (expected loss of the empirical estimator).  Estimation
+    chapter, :prf:ref:`def-metric-lp`.
     """
     t, e = _check_pair(p, p_hat, "p", "p_hat")
     return float(np.sum((e - t) ** 2))
 
 
-def l1_loss(p: Any, p_hat: Any) -> float:
+def l1_loss(p: ArrayLike, p_hat: ArrayLike) -> float:
     """``l1(p, p_hat) = sum_x |p_hat_x - p_x|`` on the frequency scale (twice the total variation
     distance when both are distributions).  IPLDP (``li2023ipldp``) Sec. 3.4, Theorems 3-6.
-    Estimation chapter, label ``def-metric-lp``.
+    Estimation chapter, :prf:ref:`def-metric-lp`.
     """
     t, e = _check_pair(p, p_hat, "p", "p_hat")
     return float(np.sum(np.abs(e - t)))
 
 
 def squared_error_topk(
-    true: Any,
-    est: Any,
+    true: ArrayLike,
+    est: ArrayLike,
     k: int,
     *,
     reduction: Literal["mean", "sum"] = "mean",
@@ -212,7 +215,7 @@ def squared_error_topk(
     ``wang2018locally``, whose squared-error metric averages over the evaluated items, so the
     default is the mean over the true top-k (``reduction="sum"`` drops the ``1/k``).
     Pass frequencies to match FLDP (the metric scales quadratically).  Estimation chapter,
-    label ``def-metric-se``.
+    :prf:ref:`def-metric-se`.
 
     Parameters
     ----------
@@ -249,8 +252,8 @@ def _relative_errors(t: np.ndarray, e: np.ndarray, idx: np.ndarray, zero_truth: 
 
 
 def relative_error_topk(
-    true: Any,
-    est: Any,
+    true: ArrayLike,
+    est: ArrayLike,
     k: int,
     *,
     aggregate: Literal["mean", "median"] = "mean",
@@ -270,7 +273,7 @@ def relative_error_topk(
     ``candidates`` selects it.  The two definitions differ (mean vs median), hence both.
 
     The metric is scale-free: counts or frequencies give the same value.  Estimation chapter,
-    label ``def-metric-re``.
+    :prf:ref:`def-metric-re`.
 
     Parameters
     ----------
@@ -295,14 +298,14 @@ def relative_error_topk(
     return float(np.mean(rel) if agg == "mean" else np.median(rel))
 
 
-def relative_error_sum(true: Any, est: Any, *, zero_truth: Literal["raise", "skip"] = "raise") -> float:
+def relative_error_sum(true: ArrayLike, est: ArrayLike, *, zero_truth: Literal["raise", "skip"] = "raise") -> float:
     """IPLDP's RE: ``sum_x |f_x - f_hat_x| / f_x``, *summed* over every item of the domain.
 
     ``li2023ipldp`` Sec. 7.1 "Metrics", eq. (25) (Figs. 2-4), same in the 2023 preprint
     ``li2023ipldppreprint`` Sec. 7.1.2.  Unlike ID-LDP's RE it is neither restricted to the
     top-k nor divided by the number of items, so it grows with ``|D|``; it is undefined when
-    an item has true count 0 (``zero_truth``).  Scale-free.  Estimation chapter, label
-    ``def-metric-re``.
+    an item has true count 0 (``zero_truth``).  Scale-free.  Estimation chapter,
+    :prf:ref:`def-metric-re`.
     """
     t, e = _check_pair(true, est)
     zt = _check_choice(zero_truth, "zero_truth", ("raise", "skip"))
@@ -310,13 +313,13 @@ def relative_error_sum(true: Any, est: Any, *, zero_truth: Literal["raise", "ski
 
 
 # --------------------------------------------------------------------------- top-k identification
-def topk_precision(true: Any, est: Any, k: int) -> float:
+def topk_precision(true: ArrayLike, est: ArrayLike, k: int) -> float:
     """Precision of top-k identification: ``|T_hat(k) & T(k)| / k``.
 
     ``T_hat(k)`` is the top-k of the estimates, ``T(k)`` the true top-k (ties by item index,
     :func:`top_k_items`).  Both sets have ``k`` elements, so precision equals recall here.
-    ID-LDP (``gu2020idldp``) Sec. VII-B, Fig. 6.  Estimation chapter, label
-    ``def-metric-precision``.
+    ID-LDP (``gu2020idldp``) Sec. VII-B, Fig. 6.  Estimation chapter,
+    :prf:ref:`def-metric-precision`.
     """
     t, e = _check_pair(true, est)
     k = _check_k(k, t.size)
@@ -324,7 +327,7 @@ def topk_precision(true: Any, est: Any, k: int) -> float:
     return hits / k
 
 
-def ncr(true: Any, est: Any, k: int) -> float:
+def ncr(true: ArrayLike, est: ArrayLike, k: int) -> float:
     """Normalised cumulative rank (NCR) of the estimated top-k.
 
     The item of true rank ``r`` (``r = 1`` the most frequent) scores ``k - r + 1`` when
@@ -337,8 +340,8 @@ def ncr(true: Any, est: Any, k: int) -> float:
     FLDP (``zhao2022fldp``) Sec. 6.1 d), Fig. 5, cites Wang et al. (heavy hitters, 2017)
     and ``wang2018locally``; the FLDP formula was lost, this follows its prose (score k for the
     top item down to 1 for the k-th, 0 for the rest, normalised by the maximum score).
-    Ties in either ranking are broken by item index.  Estimation chapter, label
-    ``def-metric-ncr``.
+    Ties in either ranking are broken by item index.  Estimation chapter,
+    :prf:ref:`def-metric-ncr`.
     """
     t, e = _check_pair(true, est)
     k = _check_k(k, t.size)
@@ -348,15 +351,15 @@ def ncr(true: Any, est: Any, k: int) -> float:
 
 
 # --------------------------------------------------------------------------- divergences
-def kl_divergence(p: Any, q: Any, *, smoothing: float | None = None) -> float:
+def kl_divergence(p: ArrayLike, q: ArrayLike, *, smoothing: float | None = None) -> float:
     """Kullback-Leibler divergence ``KL(p || q) = sum_x p_x log(p_x / q_x)`` in nats.
 
     ``p`` is the reference (true) distribution and ``q`` the estimate.  Terms with
     ``p_x = 0`` are 0 (the convention ``0 log 0 = 0``).  A ``q_x = 0`` where ``p_x > 0``
     makes the divergence infinite: by default that raises :class:`ValueError` naming the
     item; with ``smoothing = s > 0``, ``q`` is first replaced by ``(q + s) / (1 + d s)``
-    (additive smoothing, which keeps it a distribution).  Estimation chapter, label
-    ``def-metric-kl``.
+    (additive smoothing, which keeps it a distribution).  Estimation chapter,
+    :prf:ref:`def-metric-kl`.
 
     Parameters
     ----------
@@ -378,7 +381,7 @@ def kl_divergence(p: Any, q: Any, *, smoothing: float | None = None) -> float:
     return float(np.sum(pv[support] * (np.log(pv[support]) - np.log(qv[support]))))
 
 
-def topk_kl_divergence(true: Any, est: Any, k: int, *, smoothing: float | None = None) -> float:
+def topk_kl_divergence(true: ArrayLike, est: ArrayLike, k: int, *, smoothing: float | None = None) -> float:
     """KL divergence between the true and the estimated distribution on the true top-k items.
 
     Our reconstruction of FLDP's KLD (``zhao2022fldp`` Sec. 6.1 a), eqs. (13)-(14), Fig. 2,
@@ -388,7 +391,7 @@ def topk_kl_divergence(true: Any, est: Any, k: int, *, smoothing: float | None =
     usual direction for evaluating an estimator).  Zeros in the estimate on an item with
     positive truth raise unless ``smoothing`` is given; an estimate that is non-positive on
     all of ``T(k)`` always raises.  Scale-free in both arguments.  Estimation chapter,
-    label ``def-metric-kl``.
+    :prf:ref:`def-metric-kl`.
     """
     t, e = _check_pair(true, est)
     k = _check_k(k, t.size)
@@ -409,7 +412,7 @@ def root_average_mse(total_mse: float, n: int) -> float:
     ``E = E[(S - S_hat)^2]`` is the mean squared error of the estimate of the sum
     ``S = sum_i X_i`` over ``N`` users (computed exactly or averaged over runs).  Jiang et
     al. (``jiang2018lip``) Sec. V (first paragraph) and the y-axes of Figs. 5-8 (Fig. 7
-    caption).  Estimation chapter, label ``def-metric-lip``.
+    caption).  Estimation chapter, :prf:ref:`def-metric-lip`.
     """
     ok = isinstance(total_mse, numbers.Real) and not isinstance(total_mse, bool)
     if not ok or not math.isfinite(float(total_mse)) or float(total_mse) < 0:

@@ -4,8 +4,8 @@ OLH (Wang et al., USENIX Security 2017, :cite:`wang2017locally`) lets every user
 item into a small range ``{0, ..., g-1}`` with a freshly drawn hash function, and then run
 generalised randomised response over the ``g`` buckets.  The server counts, for each item
 ``i``, the users whose reported bucket equals the hash of ``i`` under that user's function.
-Derived in the Foundations chapter (labels ``eq-olh``, ``thm-olh-support`` and
-``thm-pure-variance``).
+Derived in the Foundations chapter (eq. :eq:`eq-olh`, :prf:ref:`thm-olh-support` and
+:prf:ref:`thm-pure-variance`).
 
 The hash family
 ---------------
@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._sampling import chunk_rows
@@ -90,6 +91,15 @@ class HashedReports:
         ``int64`` array of reported buckets in ``[0, g)``.
     g
         Size of the hash range the reports were produced with.
+
+    Examples
+    --------
+    >>> from ldpkit import OLH
+    >>> reports = OLH(10, 1.0).perturb([1, 2, 3, 3], rng=0)
+    >>> len(reports), str(reports.seeds.dtype), reports.g
+    (4, 'uint64', 4)
+    >>> bool(((reports.values >= 0) & (reports.values < reports.g)).all())
+    True
     """
 
     seeds: np.ndarray
@@ -108,7 +118,7 @@ def _mix64(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> _S31)
 
 
-def _as_seeds(seeds: Any, name: str = "seeds") -> np.ndarray:
+def _as_seeds(seeds: ArrayLike, name: str = "seeds") -> np.ndarray:
     """Validate an array of hash seeds and return it as non-empty 1-d ``uint64``."""
     arr = np.asarray(seeds)
     if arr.ndim != 1 or arr.size == 0:
@@ -131,7 +141,7 @@ def _as_seeds(seeds: Any, name: str = "seeds") -> np.ndarray:
     return arr.astype(np.uint64)
 
 
-def seed_parameters(seeds: Any) -> tuple[np.ndarray, np.ndarray]:
+def seed_parameters(seeds: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Multiplier ``a`` (odd) and offset ``b`` of the hash functions with the given seeds.
 
     ``a`` and ``b`` are the first two outputs of a SplitMix64 generator whose state starts at
@@ -144,7 +154,7 @@ def seed_parameters(seeds: Any) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def item_keys(items: np.ndarray) -> np.ndarray:
+def item_keys(items: ArrayLike) -> np.ndarray:
     """64-bit keys of item indices: the SplitMix64 finaliser of ``item ^ salt`` (distinct items give distinct keys)."""
     arr = np.asarray(items)
     if arr.dtype != np.uint64:
@@ -156,7 +166,7 @@ def item_keys(items: np.ndarray) -> np.ndarray:
         return _mix64((arr.astype(np.uint64) ^ _KEY_SALT) + _GAMMA)
 
 
-def hash_items(seeds: Any, items: Any, g: int) -> np.ndarray:
+def hash_items(seeds: ArrayLike, items: ArrayLike, g: int) -> np.ndarray:
     """``h_{seeds[u]}(items[u])`` elementwise (arrays broadcast), as ``int64`` in ``[0, g)``.
 
     ``h_s(x) = ((((a k(x) + b) mod 2**64) >> 32) * g) >> 32`` with ``(a, b)`` from
@@ -195,13 +205,13 @@ class OLH(SupportOracle):
     ``p' = e^eps / (e^eps + g - 1)`` and otherwise reports one of the other ``g - 1`` buckets
     uniformly.  Item ``i`` is *supported* by a report when ``h_s(i)`` equals the reported
     bucket: ``p_support = p'`` and ``q_support = 1/g`` (module docstring; Foundations
-    chapter, label ``thm-olh-support``).  The estimator and its per-item variance come from
+    chapter, :prf:ref:`thm-olh-support`).  The estimator and its per-item variance come from
     :class:`~ldpkit.base.SupportOracle`; the variance is exact for each item marginally
     because the support indicators of one item are independent across users.
 
     :attr:`aggregate_simulation_exact` is ``False``: support counts of different items are
     correlated through the shared hash of each user, so there is no cheap exact sampler of
-    the joint support vector from the counts.  :meth:`_simulate_support` therefore expands
+    the joint support vector from the counts.  ``_simulate_support`` therefore expands
     the counts into users (``np.repeat``) and runs :meth:`perturb` and :meth:`aggregate`.
 
     Parameters
@@ -212,6 +222,15 @@ class OLH(SupportOracle):
         LDP budget, finite and positive.
     g
         Hash range; default ``max(2, round(e^eps + 1))``, the variance-optimal integer choice.
+
+    Examples
+    --------
+    >>> from ldpkit import OLH, accountant
+    >>> olh = OLH(10, 1.0)
+    >>> olh.g, round(olh.p_prime, 4), float(olh.q_support[0])    # g = round(e^eps + 1)
+    (4, 0.4754, 0.25)
+    >>> round(accountant.ldp_epsilon(olh), 6)                    # channel over 64 fixed seeds
+    1.0
     """
 
     aggregate_simulation_exact = False
@@ -233,7 +252,7 @@ class OLH(SupportOracle):
         self._epsilon = eps
         self.g = g_val
         e = math.exp(eps)
-        #: GRR over the buckets: keep probability and probability of each other bucket
+        #: keep probability of the GRR over the buckets (``q_prime``: probability of each other bucket)
         self.p_prime = e / (e + g_val - 1)
         self.q_prime = 1.0 / (e + g_val - 1)
         self.p_support = np.full(d, self.p_prime)
@@ -255,7 +274,7 @@ class OLH(SupportOracle):
         gen = np.random.default_rng(np.random.SeedSequence(CHANNEL_SEED_ENTROPY))
         return gen.integers(0, 2**64, size=n_seeds, dtype=np.uint64)
 
-    def channel(self, seeds: Any = None, n_seeds: int = 64) -> ExplicitChannel:
+    def channel(self, seeds: Optional[ArrayLike] = None, n_seeds: int = 64) -> ExplicitChannel:
         """Exact channel restricted to a finite set of hash seeds.
 
         Outputs are the pairs ``(seed, value)``; output ``(s, v)`` of input ``x`` has
@@ -295,7 +314,7 @@ class OLH(SupportOracle):
         return ExplicitChannel(mat.reshape(self.d, m * self.g), output_labels=labels)
 
     # ------------------------------------------------------------------ sampling
-    def perturb(self, items: Any, rng: Any = None) -> HashedReports:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> HashedReports:
         """Draw a seed per user, hash the item, and apply GRR over the ``g`` buckets."""
         items = check_items(items, self.d)
         gen = as_generator(rng)

@@ -5,7 +5,7 @@ Wang, Li and Jha (IEEE S&P 2018, :cite:`wang2018locally`) let each user hold a *
 to length ``ell`` (or keeps ``ell`` of its items at random when ``|v| > ell``), samples one
 element of the padded set uniformly, and reports it through a single-item oracle over the
 ``d + ell`` items.  The server multiplies the inner estimates of the real items by ``ell``.
-Derived in the ID-LDP chapter (labels ``alg-ps``, ``thm-ps-bias`` and ``thm-ps-variance``).
+Derived in the ID-LDP chapter (:prf:ref:`alg-ps`, :prf:ref:`thm-ps-bias` and :prf:ref:`thm-ps-variance`).
 
 Sampling probabilities.  With ``L_u = max(|v_u|, ell)``, user ``u`` samples each of its items
 with probability ``pi_ui = 1/L_u`` and dummy ``d + j`` with probability
@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import check_domain_size, check_positive_int
@@ -35,7 +36,7 @@ from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle, pure_variance
 from .channels import ExplicitChannel, UnaryChannel
 
-__all__ = ["ItemSets", "PaddingSampling", "all_itemsets", "as_itemsets"]
+__all__ = ["ItemSets", "ItemSetsLike", "PaddingSampling", "all_itemsets", "as_itemsets"]
 
 #: largest real domain for which :meth:`PaddingSampling.channel` enumerates all item sets
 MAX_ENUMERATED_D = 10
@@ -52,6 +53,24 @@ class ItemSets:
     Build it with :func:`as_itemsets`, which validates; for many users, constructing
     ``ItemSets(indices, offsets, d)`` directly from int64 arrays skips the per-user
     conversion of Python lists (validation stays vectorised).
+
+    Attributes
+    ----------
+    indices
+        int64 array: the items of every user, one user after the other.
+    offsets
+        int64 array of length ``n + 1``: user ``u``'s items are ``indices[offsets[u]:offsets[u+1]]``.
+    d
+        Number of items of the domain.
+
+    Examples
+    --------
+    >>> from ldpkit.padding import as_itemsets
+    >>> sets = as_itemsets([[0, 2], [1], [], [0, 1, 3]], d=4)
+    >>> len(sets), sets.sizes.tolist(), sets.true_counts().tolist()
+    (4, [2, 1, 0, 3], [2, 2, 1, 1])
+    >>> sets.indices.tolist(), sets.offsets.tolist()
+    ([0, 2, 1, 0, 1, 3], [0, 2, 3, 3, 6])
     """
 
     indices: np.ndarray
@@ -80,6 +99,11 @@ class ItemSets:
         return [self.indices[a:b].tolist() for a, b in zip(self.offsets[:-1], self.offsets[1:])]
 
 
+#: users' item sets as every item-set function accepts them (an :class:`ItemSets`, one entry per
+#: user as a list, 1-d array or Python set of distinct items, or a 2-d array with one row per user)
+ItemSetsLike = Union[ItemSets, Sequence[Union[ArrayLike, Set[int]]], np.ndarray]
+
+
 def _validate_csr(indices: np.ndarray, offsets: np.ndarray, d: int) -> None:
     n = offsets.size - 1
     if n < 1:
@@ -100,7 +124,7 @@ def _validate_csr(indices: np.ndarray, offsets: np.ndarray, d: int) -> None:
             raise ValueError(f"itemsets: user {k // d} holds item {k % d} more than once")
 
 
-def as_itemsets(itemsets: Any, d: int) -> ItemSets:
+def as_itemsets(itemsets: ItemSetsLike, d: int) -> ItemSets:
     """Validate users' item sets and return them as :class:`ItemSets`.
 
     Parameters
@@ -175,7 +199,18 @@ class PaddingSampling:
     :meth:`expected_counts` ``= ell * sum_u pi_ui``, which equals the true count of item ``i``
     when every user holds at most ``ell`` items.  Users with ``|v_u| > ell`` contribute
     ``ell/|v_u| < 1`` in expectation, so the estimator is then biased downwards by
-    ``sum_{u holds i} (1 - ell/|v_u|)`` (ID-LDP chapter, label ``thm-ps-bias``).
+    ``sum_{u holds i} (1 - ell/|v_u|)`` (ID-LDP chapter, :prf:ref:`thm-ps-bias`).
+
+    Examples
+    --------
+    >>> from ldpkit import OUE, PaddingSampling
+    >>> ps = PaddingSampling(lambda k: OUE(k, 1.0), d=4, ell=2)
+    >>> ps.inner
+    OUE(d=6, epsilon=1)
+    >>> ps.expected_counts([[0, 1, 2]]).round(4).tolist()    # |v| = 3 > ell: biased by 1 - 2/3
+    [0.6667, 0.6667, 0.6667, 0.0]
+    >>> ps.simulate([[0, 2], [1], [0, 1, 3]] * 100, rng=0).shape
+    (4,)
     """
 
     def __init__(self, base_factory: Callable[[int], FrequencyOracle], d: int, ell: int) -> None:
@@ -213,7 +248,7 @@ class PaddingSampling:
     def _caps(self, sets: ItemSets) -> np.ndarray:
         return np.maximum(sets.sizes, self.ell)
 
-    def sampling_probabilities(self, itemsets: Any) -> np.ndarray:
+    def sampling_probabilities(self, itemsets: ItemSetsLike) -> np.ndarray:
         """Matrix ``(n, d + ell)``: probability that user ``u`` samples each padded item.
 
         Only for small inputs (accounting and tests); the estimators use the sparse form.
@@ -226,11 +261,11 @@ class PaddingSampling:
         out[sets.users, sets.indices] = 1.0 / caps[sets.users]
         return out
 
-    def expected_counts(self, itemsets: Any) -> np.ndarray:
+    def expected_counts(self, itemsets: ItemSetsLike) -> np.ndarray:
         """``ell * sum_u pi_ui`` for the real items: what the estimator is unbiased for.
 
-        Equals the true counts when every ``|v_u| <= ell`` (ID-LDP chapter, label
-        ``thm-ps-bias``).
+        Equals the true counts when every ``|v_u| <= ell`` (ID-LDP chapter,
+        :prf:ref:`thm-ps-bias`).
         """
         sets = as_itemsets(itemsets, self.d)
         w = 1.0 / self._caps(sets)[sets.users]
@@ -266,33 +301,33 @@ class PaddingSampling:
         per_user = np.stack([inner.variance(np.eye(1, k, j, dtype=np.int64)[0]) for j in range(k)])
         return mean_counts @ per_user
 
-    def variance(self, itemsets: Any) -> np.ndarray:
+    def variance(self, itemsets: ItemSetsLike) -> np.ndarray:
         """Exact variance of the scaled estimator ``ell * inner_estimate_i`` (real items).
 
         Law of total variance over the sampled counts ``S``:
         ``Var = ell^2 [ E Var_inner(S)_i + Var(S_i) ]`` with
         ``Var(S_i) = sum_u pi_ui (1 - pi_ui)``; the inner variance is linear in ``S`` (for
-        fixed ``n``), so ``E Var_inner(S) = Var_inner(E S)`` (ID-LDP chapter, label
-        ``thm-ps-variance``).
+        fixed ``n``), so ``E Var_inner(S) = Var_inner(E S)`` (ID-LDP chapter,
+        :prf:ref:`thm-ps-variance`).
         """
         sets = as_itemsets(itemsets, self.d)
         mean, var_s = self._sampled_moments(sets)
         v_inner = self._inner_variance(mean)
         return self.ell**2 * (v_inner[: self.d] + var_s[: self.d])
 
-    def mse(self, itemsets: Any) -> float:
+    def mse(self, itemsets: ItemSetsLike) -> float:
         """Total MSE against the true counts: ``sum_i [Var_i + bias_i^2]``."""
         sets = as_itemsets(itemsets, self.d)
         bias = self.expected_counts(sets) - sets.true_counts()
         return float(np.sum(self.variance(sets)) + np.sum(bias**2))
 
     # ------------------------------------------------------------------ client and server
-    def sample(self, itemsets: Any, rng: Any = None) -> np.ndarray:
+    def sample(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> np.ndarray:
         """Pad and sample: one item of the padded domain ``range(d + ell)`` per user."""
         sets = as_itemsets(itemsets, self.d)
         return self._sample(sets, as_generator(rng))
 
-    def sampled_counts(self, itemsets: Any, rng: Any = None, trials: int | None = None) -> np.ndarray:
+    def sampled_counts(self, itemsets: ItemSetsLike, rng: RNGLike = None, trials: int | None = None) -> np.ndarray:
         """Counts of the sampled items over the padded domain, without perturbation.
 
         Shape ``(d + ell,)`` or ``(trials, d + ell)``.  The item sets are validated once for all
@@ -333,7 +368,7 @@ class PaddingSampling:
         size = check_positive_int(size, "size")
         return self.inner.output_index(self.perturb([sets[int(x)]] * size, rng))
 
-    def perturb(self, itemsets: Any, rng: Any = None) -> Any:
+    def perturb(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> Any:
         """Client side: pad, sample one item, perturb it with the inner oracle."""
         sets = as_itemsets(itemsets, self.d)
         gen = as_generator(rng)
@@ -347,11 +382,11 @@ class PaddingSampling:
         """``ell * inner estimate`` of the real items (counts, length ``d``)."""
         return self.ell * self.inner.estimate(reports)[: self.d]
 
-    def estimate_itemsets(self, itemsets: Any, rng: Any = None) -> np.ndarray:
+    def estimate_itemsets(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> np.ndarray:
         """Per-user path: perturb every user's set, then aggregate and estimate."""
         return self.estimate(self.perturb(itemsets, rng))
 
-    def simulate(self, itemsets: Any, rng: Any = None, trials: int | None = None) -> np.ndarray:
+    def simulate(self, itemsets: ItemSetsLike, rng: RNGLike = None, trials: int | None = None) -> np.ndarray:
         """Sample the estimator: sampled counts per trial, then the inner oracle's ``simulate``.
 
         Sampling is vectorised over users; the inner oracle then draws its estimate from the
@@ -371,7 +406,7 @@ class PaddingSampling:
         return out[0] if trials is None else out
 
     # ------------------------------------------------------------------ accounting
-    def channel(self, itemsets: Any = None) -> ExplicitChannel:
+    def channel(self, itemsets: Optional[ItemSetsLike] = None) -> ExplicitChannel:
         """Explicit channel whose inputs are item sets: rows mix the inner channel's rows.
 
         Row ``v`` is ``sum_j P(sample j | v) * inner_row_j``.  A ratio of two mixtures is at

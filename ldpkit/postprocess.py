@@ -7,11 +7,11 @@ not sum to the number of users.  Three ways to repair that are implemented here:
 * :func:`norm_sub` -- Norm-Sub of Wang et al. (NDSS 2020, ``wang2020locally``): subtract one
   constant from every entry and clip at zero so that the result sums to the required total.
   It is exactly the Euclidean projection onto the scaled probability simplex and is computed
-  exactly by sorting (Estimation chapter, label ``thm-norm-sub-projection``);
+  exactly by sorting (Estimation chapter, :prf:ref:`thm-norm-sub-projection`);
 * :func:`em_estimate` -- the maximum-likelihood estimate of the input distribution from the
   observed output counts of any channel with a finite output space, by the
-  expectation-maximisation iteration (Estimation chapter, labels ``def-channel-mle``,
-  ``thm-em-update`` and ``thm-em-kkt``).
+  expectation-maximisation iteration (Estimation chapter, :prf:ref:`def-channel-mle`,
+  :prf:ref:`thm-em-update` and :prf:ref:`thm-em-kkt`).
 
 Post-processing never touches the users' reports again, so it costs no privacy.
 """
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import describe, check_counts, check_distribution, check_positive_int, check_positive_real
 from .channels import Channel, ExplicitChannel
@@ -38,7 +39,7 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- validation
-def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.ndarray:
+def _check_estimates(est: ArrayLike, name: str = "est", allow_2d: bool = False) -> np.ndarray:
     """Return ``est`` as a non-empty finite float array (1-d, or 2-d rows when allowed)."""
     arr = np.asarray(est)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
@@ -57,7 +58,7 @@ def _check_estimates(est: Any, name: str = "est", allow_2d: bool = False) -> np.
 
 
 # --------------------------------------------------------------------------- clipping
-def clip(est: Any, n: float | None = None) -> np.ndarray:
+def clip(est: ArrayLike, n: float | None = None) -> np.ndarray:
     """Clip estimates to ``[0, n]`` (to ``[0, inf)`` when ``n`` is ``None``).
 
     Parameters
@@ -80,7 +81,7 @@ def clip(est: Any, n: float | None = None) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- Norm-Sub
-def norm_sub(est: Any, total: float) -> np.ndarray:
+def norm_sub(est: ArrayLike, total: float) -> np.ndarray:
     """Norm-Sub: shift all estimates by one constant and clip at zero so that they sum to ``total``.
 
     Finds the unique ``delta`` with ``sum_i max(est_i - delta, 0) = total`` and returns
@@ -92,7 +93,7 @@ def norm_sub(est: Any, total: float) -> np.ndarray:
 
     The result is the Euclidean projection of ``est`` onto the scaled simplex
     ``{x : x >= 0, sum(x) = total}`` (the KKT conditions of that projection are exactly the
-    thresholding above; Estimation chapter, label ``thm-norm-sub-projection``).  It is the
+    thresholding above; Estimation chapter, :prf:ref:`thm-norm-sub-projection`).  It is the
     Norm-Sub post-processing of Wang et al. ``wang2020locally``.  When the positive estimates
     already sum to at least ``total`` (the usual case: pure-protocol estimates sum to about
     ``n``), ``delta >= 0`` and the result coincides with their "zero the negatives, then
@@ -130,11 +131,32 @@ def norm_sub(est: Any, total: float) -> np.ndarray:
 
 # --------------------------------------------------------------------------- EM / MLE
 class EMConvergenceWarning(RuntimeWarning):
-    """Emitted by :func:`em_estimate` when the iteration limit is hit before convergence."""
+    """Emitted by :func:`em_estimate` when the iteration limit is hit before convergence.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from ldpkit.postprocess import EMConvergenceWarning, em_estimate
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     result = em_estimate([[0.75, 0.25], [0.25, 0.75]], [70, 30], max_iter=1)
+    >>> result.converged, [w.category.__name__ for w in caught]
+    (False, ['EMConvergenceWarning'])
+    """
 
 
 class EMConvergenceError(RuntimeError):
-    """Raised by :func:`em_estimate` with ``strict=True`` when EM does not converge."""
+    """Raised by :func:`em_estimate` with ``strict=True`` when EM does not converge.
+
+    Examples
+    --------
+    >>> from ldpkit.postprocess import EMConvergenceError, em_estimate
+    >>> try:
+    ...     em_estimate([[0.75, 0.25], [0.25, 0.75]], [70, 30], max_iter=1, strict=True)
+    ... except EMConvergenceError as err:
+    ...     print(err)  # doctest: +ELLIPSIS
+    EM did not converge in max_iter=1 iterations ...
+    """
 
 
 @dataclass(frozen=True)
@@ -159,6 +181,13 @@ class EMResult:
     history
         Log-likelihood before the first update and after every update (length
         ``iterations + 1``) when requested, else ``None``.
+
+    Examples
+    --------
+    >>> from ldpkit.postprocess import em_estimate
+    >>> result = em_estimate([[0.75, 0.25], [0.25, 0.75]], [70, 30])
+    >>> result.converged, result.n, [round(float(f), 4) for f in result.frequencies]
+    (True, 100, [0.9, 0.1])
     """
 
     frequencies: np.ndarray
@@ -184,10 +213,10 @@ def _log_likelihood(m: np.ndarray, q: np.ndarray) -> float:
 
 def em_estimate(
     channel: Any,
-    output_counts: Any,
+    output_counts: ArrayLike,
     tol: float = 1e-10,
     max_iter: int = 10_000,
-    init: Any = None,
+    init: Optional[ArrayLike] = None,
     *,
     strict: bool = False,
     history: bool = False,
@@ -210,8 +239,8 @@ def em_estimate(
     MLE where ``pi_x = 0``).  ``L`` is concave, so every KKT point is a global maximiser.
     For an invertible square channel whose unbiased estimate ``(P^T)^{-1} m / n`` lies in the
     simplex, that estimate makes ``q = m / n`` and is therefore the MLE.
-    Derivation: Estimation chapter, labels ``def-channel-mle``, ``thm-em-update`` and
-    ``thm-em-kkt``.
+    Derivation: Estimation chapter, :prf:ref:`def-channel-mle`, :prf:ref:`thm-em-update` and
+    :prf:ref:`thm-em-kkt`.
 
     Parameters
     ----------
@@ -227,7 +256,7 @@ def em_estimate(
         distance to the MLE is then of order ``sqrt(tol)`` rather than ``tol``; EM is slow
         (linear rate, sublinear when the channel is nearly non-identifiable), so a small
         gain is a stopping rule, not a certificate; the KKT check in the Estimation chapter
-        (label ``thm-em-kkt``) is.
+        (:prf:ref:`thm-em-kkt`) is.
     max_iter
         Maximum number of updates (``>= 1``).
     init

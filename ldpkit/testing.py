@@ -26,9 +26,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import check_positive_int
@@ -146,6 +147,16 @@ class VarianceCheck:
         Largest ``|mean - c| / sqrt(exact / R)`` over items.
     ratio_range
         Smallest and largest per-item ratio, to compare with the chi-square interval.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit import GRR
+    >>> from ldpkit.testing import monte_carlo_variance
+    >>> grr, counts = GRR(3, 1.0), np.array([60, 30, 10])
+    >>> check = monte_carlo_variance(grr.simulate(counts, rng=0, trials=200), counts, grr.variance(counts))
+    >>> [round(float(v), 1) for v in check.exact], check.ratio_z < 5, check.bias_z < 5
+    ([160.9, 143.4, 131.8], True, True)
     """
 
     exact: np.ndarray
@@ -160,7 +171,7 @@ def monte_carlo_variance(samples: np.ndarray, counts: np.ndarray, exact: np.ndar
     """Compare ``R`` seeded estimates (rows) with the exact variance and the true counts.
 
     The Foundations chapter runs this for every classic oracle, on the per-user path and on
-    the aggregate simulator (label ``sec-variance-check``).
+    the aggregate simulator (:ref:`sec-variance-check`).
     """
     samples = np.asarray(samples, dtype=float)
     exact = np.asarray(exact, dtype=float)
@@ -182,7 +193,7 @@ def monte_carlo_variance(samples: np.ndarray, counts: np.ndarray, exact: np.ndar
 
 
 # ============================================================================ distributions
-def chi_square_gof(observed: Any, probs: Any, min_expected: float = 5.0) -> tuple[float, int, float]:
+def chi_square_gof(observed: ArrayLike, probs: ArrayLike, min_expected: float = 5.0) -> tuple[float, int, float]:
     """Pearson's chi-square test of observed counts against cell probabilities.
 
     Cells with expected count below ``min_expected`` are pooled into one cell (so the
@@ -213,7 +224,7 @@ def chi_square_gof(observed: Any, probs: Any, min_expected: float = 5.0) -> tupl
     return stat, dof, float(stats.chi2.sf(stat, dof))
 
 
-def chi_square_noncentrality(probs: Any, alt_probs: Any, n: int) -> float:
+def chi_square_noncentrality(probs: ArrayLike, alt_probs: ArrayLike, n: int) -> float:
     """Noncentrality ``n sum (p'_y - p_y)^2 / p_y`` of the chi-square test when the truth is ``alt_probs``.
 
     With ``k`` cells the statistic is then approximately noncentral chi-square with ``k - 1``
@@ -226,7 +237,7 @@ def chi_square_noncentrality(probs: Any, alt_probs: Any, n: int) -> float:
     return float(n * np.sum((q[pos] - p[pos]) ** 2 / p[pos]))
 
 
-def assert_matches_distribution(observed: Any, probs: Any, alpha: float, what: str = "") -> float:
+def assert_matches_distribution(observed: ArrayLike, probs: ArrayLike, alpha: float, what: str = "") -> float:
     """Chi-square test at false-alarm rate ``alpha``; returns the p-value."""
     stat, dof, pval = chi_square_gof(observed, probs)
     assert pval >= alpha, f"{what}: chi-square {stat:.1f} on {dof} dof, p = {pval:.3g} < {alpha:g}"
@@ -235,15 +246,15 @@ def assert_matches_distribution(observed: Any, probs: Any, alpha: float, what: s
 
 # ============================================================================ item-set helper
 def random_padded_unary(
-    rng: RNGLike, budgets: Any, dummy_budget: float, m: int, ell: int
+    rng: RNGLike, budgets: ArrayLike, dummy_budget: float, m: int, ell: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Random unary ``(a, b)`` for ``m`` real items and ``ell`` dummies sharing one level.
 
     Draws log-ratios ``u, v`` uniformly, then scales them so that the padded single-item
     channel is exactly MinID-LDP on every pair of distinct padded items (the dummy level's
     own pair only when ``ell >= 2``), with the dummies at ``dummy_budget``.  The ID-LDP
-    chapter uses such mechanisms, which are not solver outputs, to test Theorem 4 (label
-    ``thm-idue-ps``).
+    chapter uses such mechanisms, which are not solver outputs, to test Theorem 4
+    (:prf:ref:`thm-idue-ps`).
     """
     from .idue import ab_from_log_ratios
 
@@ -267,7 +278,16 @@ def random_padded_unary(
 # ============================================================================ the contract
 @dataclass(frozen=True)
 class ContractReport:
-    """What :func:`check_contract` measured for one mechanism (every check passed if returned)."""
+    """What :func:`check_contract` measured for one mechanism (every check passed if returned).
+
+    Examples
+    --------
+    >>> from ldpkit import GRR
+    >>> from ldpkit.testing import check_contract
+    >>> report = check_contract(GRR(3, 1.0), samples_per_input=2_000, trials=50)
+    >>> report.mechanism, report.rows_checked, report.guarantees
+    ('GRR(d=3, epsilon=1)', 3, ("Guarantee('ldp', epsilon=1.0)",))
+    """
 
     mechanism: str
     rows_checked: int
@@ -338,7 +358,7 @@ def _itemset_population(d: int, ell: int, n: int) -> list[list[int]]:
 
 
 def check_simulation_matches_per_user(
-    mech: Any, inputs: str = "items", n: int = 2_000, trials: int = 300, rng: RNGLike = 0
+    mech: Any, inputs: Literal["items", "itemsets"] = "items", n: int = 2_000, trials: int = 300, rng: RNGLike = 0
 ) -> None:
     """Aggregate-level simulation agrees with per-user simulation; both unbiased with the declared variance.
 
@@ -381,7 +401,7 @@ def _raises(func: Any, *args: Any, **kwargs: Any) -> bool:
     return False
 
 
-def check_rejects_bad_input(mech: Any, inputs: str = "items") -> None:
+def check_rejects_bad_input(mech: Any, inputs: Literal["items", "itemsets"] = "items") -> None:
     """Items outside the domain, non-integers, empty input, bad counts and bad seeds are refused."""
     d = mech.d
     if inputs == "items":
@@ -409,7 +429,11 @@ def check_rejects_bad_input(mech: Any, inputs: str = "items") -> None:
 
 
 def check_contract(
-    mech: Any, inputs: str = "items", rng: RNGLike = 0, samples_per_input: int = 20_000, trials: int = 300
+    mech: Any,
+    inputs: Literal["items", "itemsets"] = "items",
+    rng: RNGLike = 0,
+    samples_per_input: int = 20_000,
+    trials: int = 300,
 ) -> ContractReport:
     """Run every contract check on ``mech``; raises ``AssertionError`` naming the first failure.
 

@@ -1,18 +1,18 @@
 """Unary encodings: symmetric (basic RAPPOR), optimised (OUE) and general per-bit forms.
 
-Derived in the Foundations chapter (labels ``eq-ue``, ``thm-ue-pairwise``,
-``thm-pure-variance``).  Reports are bit-packed (one bit per item), sampled in chunks.
+Derived in the Foundations chapter (eq. :eq:`eq-ue`, :prf:ref:`thm-ue-pairwise`,
+:prf:ref:`thm-pure-variance`).  Reports are bit-packed (one bit per item), sampled in chunks.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows
 from ._validation import check_domain_size, check_epsilon, check_items, check_probabilities
 from .base import SupportOracle
@@ -26,7 +26,15 @@ _PATTERN_BITS_INT = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)[None, :]) 
 
 @dataclass(frozen=True)
 class UnaryReports:
-    """Bit-packed unary reports: ``bits[u]`` holds user ``u``'s ``d`` bits (``np.packbits`` order)."""
+    """Bit-packed unary reports: ``bits[u]`` holds user ``u``'s ``d`` bits (``np.packbits`` order).
+
+    Examples
+    --------
+    >>> from ldpkit import OUE
+    >>> reports = OUE(4, 1.0).perturb([0, 1, 1, 3], rng=0)
+    >>> len(reports), reports.bits.shape, reports.to_dense().shape   # 4 users, 4 bits in 1 byte each
+    (4, (4, 1), (4, 4))
+    """
 
     bits: np.ndarray
     d: int
@@ -50,9 +58,18 @@ class UnaryEncoding(SupportOracle):
     ----------
     a, b
         Arrays of length ``d`` with ``a[i] != b[i]`` (the estimator divides by ``a - b``).
+
+    Examples
+    --------
+    >>> from ldpkit import UnaryEncoding, accountant
+    >>> ue = UnaryEncoding([0.6, 0.7, 0.55], [0.3, 0.2, 0.45])
+    >>> round(ue.epsilon, 4), round(accountant.ldp_epsilon(ue), 4)   # declared = recomputed
+    (1.8124, 1.8124)
+    >>> ue.channel().kind
+    'unary'
     """
 
-    def __init__(self, a: Any, b: Any) -> None:
+    def __init__(self, a: ArrayLike, b: ArrayLike) -> None:
         a = check_probabilities(a, "a")
         b = check_probabilities(b, "b")
         if a.ndim != 1 or a.shape != b.shape:
@@ -76,7 +93,7 @@ class UnaryEncoding(SupportOracle):
     def channel(self) -> UnaryChannel:
         return self._channel
 
-    def perturb(self, items: Any, rng: Any = None) -> UnaryReports:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> UnaryReports:
         """Sample each user's ``d`` bits (exact Bernoulli sampling, bit-packed output)."""
         items = check_items(items, self.d)
         gen = as_generator(rng)
@@ -121,7 +138,7 @@ class UnaryEncoding(SupportOracle):
         return len(reports)
 
     def output_index(self, reports: UnaryReports) -> np.ndarray:
-        """Index of each report among the ``2**d`` outputs of :meth:`UnaryChannel.to_explicit`.
+        """Index of each report among the ``2**d`` outputs of :meth:`~ldpkit.channels.UnaryChannel.to_explicit`.
 
         Outputs are enumerated with bit 0 most significant (``itertools.product`` order), so
         the index of bits ``(y_0, ..., y_{d-1})`` is ``sum_k y_k 2**(d-1-k)``; only for
@@ -142,7 +159,17 @@ class UnaryEncoding(SupportOracle):
 
 
 class RAPPOR(UnaryEncoding):
-    """Basic (one-time) RAPPOR: symmetric unary encoding, ``a = e^{eps/2}/(e^{eps/2}+1)``, ``b = 1 - a``."""
+    """Basic (one-time) RAPPOR: symmetric unary encoding, ``a = e^{eps/2}/(e^{eps/2}+1)``, ``b = 1 - a``.
+
+    Examples
+    --------
+    >>> from ldpkit import RAPPOR
+    >>> rappor = RAPPOR(3, 2.0)
+    >>> [round(float(a), 4) for a in rappor.a], [round(float(b), 4) for b in rappor.b]
+    ([0.7311, 0.7311, 0.7311], [0.2689, 0.2689, 0.2689])
+    >>> round(rappor.channel().ldp_epsilon(), 6)
+    2.0
+    """
 
     def __init__(self, d: int, epsilon: float) -> None:
         d = check_domain_size(d)
@@ -157,7 +184,17 @@ class RAPPOR(UnaryEncoding):
 
 
 class OUE(UnaryEncoding):
-    """Optimised unary encoding (Wang et al. 2017): ``a = 1/2``, ``b = 1/(e^eps + 1)``."""
+    """Optimised unary encoding (Wang et al. 2017): ``a = 1/2``, ``b = 1/(e^eps + 1)``.
+
+    Examples
+    --------
+    >>> from ldpkit import OUE
+    >>> oue = OUE(4, 1.0)
+    >>> oue.a.tolist(), [round(float(b), 4) for b in oue.b]
+    ([0.5, 0.5, 0.5, 0.5], [0.2689, 0.2689, 0.2689, 0.2689])
+    >>> [round(float(v), 1) for v in oue.variance([50, 30, 15, 5])]
+    [418.3, 398.3, 383.3, 373.3]
+    """
 
     def __init__(self, d: int, epsilon: float) -> None:
         d = check_domain_size(d)

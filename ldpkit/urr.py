@@ -3,9 +3,9 @@
 Murakami and Kawamoto (USENIX Security 2019, :cite:`murakami2019utility`) split the domain
 into sensitive items ``X_S`` (``d_S = |X_S| >= 1``) and non-sensitive items ``X_N``.  ULDP asks
 for the LDP ratio bound only on *protected* outputs and lets the other outputs reveal a
-non-sensitive input.  Derived in the IPLDP chapter (labels ``def-uldp``, ``eq-urr`` and
-``thm-urr-uldp``); the estimator is the pure-protocol one (Foundations chapter, label
-``thm-pure-variance``).
+non-sensitive input.  To be derived in the forthcoming IPLDP chapter (planned labels
+``def-uldp``, ``eq-urr`` and ``thm-urr-uldp``); the estimator is the pure-protocol one
+(Foundations chapter, :prf:ref:`thm-pure-variance`).
 
 With ``D = d_S + e^eps - 1`` the channel is
 
@@ -32,11 +32,11 @@ uRR is a pure protocol with per-item supports: sensitive items ``(p_i, q_i) = (c
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._rng import as_generator
+from ._rng import RNGLike, as_generator
 from ._validation import check_domain_size, check_epsilon, check_items
 from .accountant import Guarantee
 from .base import ItemReportOracle
@@ -48,7 +48,7 @@ __all__ = ["URR", "MAX_EXPLICIT_D"]
 MAX_EXPLICIT_D = 4096
 
 
-def _sensitive_mask(sensitive: Any, d: int) -> np.ndarray:
+def _sensitive_mask(sensitive: ArrayLike, d: int) -> np.ndarray:
     """Boolean mask of length ``d`` from a boolean mask or a list of sensitive item indices."""
     arr = np.asarray(sensitive)
     if arr.ndim != 1:
@@ -89,9 +89,20 @@ class URR(ItemReportOracle):
     :attr:`epsilon` is the *standard* LDP budget of the channel: ``math.inf`` as soon as one
     item is non-sensitive (its output reveals the input), and ``epsilon`` itself when every
     item is sensitive (uRR is then GRR).  The ULDP budget is :attr:`uldp_epsilon`.
+
+    Examples
+    --------
+    >>> from ldpkit import URR
+    >>> urr = URR(5, 1.0, sensitive=[0, 1])
+    >>> urr.epsilon, urr.uldp_epsilon          # non-sensitive outputs reveal the input
+    (inf, 1.0)
+    >>> round(urr.c1, 4), round(urr.c2, 4), round(urr.c3, 4)
+    (0.7311, 0.2689, 0.4621)
+    >>> [g.notion for g in urr.guarantees()]
+    ['uldp']
     """
 
-    def __init__(self, d: int, epsilon: float, sensitive: Any) -> None:
+    def __init__(self, d: int, epsilon: float, sensitive: ArrayLike) -> None:
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
         mask = _sensitive_mask(sensitive, d)
@@ -112,12 +123,12 @@ class URR(ItemReportOracle):
 
     @property
     def epsilon(self) -> float:
-        """Standard LDP epsilon: ``inf`` if any item is non-sensitive, else the budget."""
+        """The standard LDP epsilon (``inf`` if any item is non-sensitive, else the budget)."""
         return math.inf if self.d_s < self.d else self._uldp_epsilon
 
     @property
     def uldp_epsilon(self) -> float:
-        """The ULDP budget: ratio bound ``e^eps`` on the sensitive (protected) outputs."""
+        """The ULDP budget (ratio bound ``e^eps`` on the sensitive, protected outputs)."""
         return self._uldp_epsilon
 
     def __repr__(self) -> str:
@@ -138,7 +149,7 @@ class URR(ItemReportOracle):
         m[np.arange(self.d), np.arange(self.d)] = diag
         return ExplicitChannel(m)
 
-    def perturb(self, items: Any, rng: Any = None) -> np.ndarray:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """Return one reported item per user (int64 array).
 
         Sampled as: keep the input with probability ``lam = c1 - c2`` (sensitive input) or

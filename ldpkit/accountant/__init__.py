@@ -3,14 +3,17 @@
 Every function takes a channel (any :class:`~ldpkit.channels.Channel`) or a mechanism
 exposing ``.channel()``.  Each notion is its own module:
 
-* :mod:`~ldpkit.accountant.ldp` -- standard LDP (Foundations chapter, label ``def-ldp``);
+* :mod:`~ldpkit.accountant.ldp` -- standard LDP (Foundations chapter, :prf:ref:`def-ldp`);
 * :mod:`~ldpkit.accountant.idldp` -- ID-LDP with any pair rule, and MinID-LDP (Gu et al.,
-  Definitions 2-3, Lemma 1; ID-LDP chapter, labels ``def-idldp``, ``def-minidldp``);
-* :mod:`~ldpkit.accountant.ipldp` -- IPLDP (Li et al., Definition 3);
-* :mod:`~ldpkit.accountant.uldp` -- ULDP (Murakami and Kawamoto, Definition 2);
+  Definitions 2-3, Lemma 1; ID-LDP chapter, :prf:ref:`def-idldp`, :prf:ref:`def-minidldp`);
+* :mod:`~ldpkit.accountant.ipldp` -- IPLDP (Li et al., Definition 3; forthcoming IPLDP chapter
+  (planned label ``def-ipldp``));
+* :mod:`~ldpkit.accountant.uldp` -- ULDP (Murakami and Kawamoto, Definition 2; forthcoming IPLDP
+  chapter (planned label ``def-uldp``));
 * :mod:`~ldpkit.accountant.lip` and :mod:`~ldpkit.accountant.mip` -- LIP and MIP (Jiang,
-  Li, Tandon, Definitions 2-3);
-* :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose.
+  Li, Tandon, Definitions 2-3; forthcoming LIP chapter (planned labels ``def-lip`` and ``def-mip``));
+* :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose
+  (forthcoming FLDP chapter (planned label ``def-fldp``)).
 
 How a channel is accounted for (:mod:`~ldpkit.accountant._core`): explicit channels exactly,
 by enumeration of every output; structured kinds (unary encodings here) by closed forms that
@@ -39,9 +42,12 @@ from ._core import (
     MAX_ENUM_CELLS,
     REL_TOL,
     AccountingError,
+    ChannelLike,
     CheckResult,
+    DeclaresGuarantees,
     Guarantee,
     Notion,
+    SupportsChannel,
     Verification,
     as_channel,
     closed_form_for,
@@ -56,6 +62,7 @@ from ._core import (
 from .fldp import FLDPParameters, FLDPResult, check_fldp, fldp_parameters
 from .idldp import (
     PAIR_RULES,
+    BuiltinPairRule,
     IDLDPResult,
     PairRule,
     apply_pair_rule,
@@ -75,9 +82,12 @@ __all__ = [
     "REL_TOL",
     "MAX_ENUM_CELLS",
     "AccountingError",
+    "ChannelLike",
     "CheckResult",
+    "DeclaresGuarantees",
     "Guarantee",
     "Notion",
+    "SupportsChannel",
     "Verification",
     "as_channel",
     "closed_form_for",
@@ -92,6 +102,7 @@ __all__ = [
     "check_ldp",
     "ldp_epsilon",
     "PAIR_RULES",
+    "BuiltinPairRule",
     "PairRule",
     "IDLDPResult",
     "apply_pair_rule",

@@ -4,13 +4,13 @@ Every privacy notion is a module of this package (:mod:`~ldpkit.accountant.ldp`,
 :mod:`~ldpkit.accountant.idldp`, ...).  A notion module
 
 * implements its computation for explicit channels (exact, by enumeration of the outputs);
-* registers closed forms for structured channel kinds with :func:`register_closed_form`
+* registers closed forms for structured channel kinds with :func:`~ldpkit.accountant.register_closed_form`
   (the unary encodings' kind here; later families register their own kinds from their own
   modules);
-* registers itself with :func:`register_notion`, so that a :class:`Guarantee` naming it can
-  be verified by :func:`verify`.
+* registers itself with :func:`~ldpkit.accountant.register_notion`, so that a
+  :class:`~ldpkit.accountant.Guarantee` naming it can be verified by :func:`~ldpkit.accountant.verify`.
 
-:func:`dispatch` picks the computation for a channel: the closed form registered for the
+:func:`~ldpkit.accountant.dispatch` picks the computation for a channel: the closed form registered for the
 channel's class (or the nearest base class), else exact enumeration of
 :meth:`~ldpkit.channels.Channel.to_explicit` when the channel is small enough
 (``n_inputs * n_outputs <= MAX_ENUM_CELLS``), else an :class:`AccountingError` naming the
@@ -21,9 +21,9 @@ soon as it implements the :class:`~ldpkit.channels.Channel` interface.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, Union
 
 import numpy as np
 
@@ -34,9 +34,12 @@ __all__ = [
     "REL_TOL",
     "MAX_ENUM_CELLS",
     "AccountingError",
+    "ChannelLike",
     "CheckResult",
+    "DeclaresGuarantees",
     "Guarantee",
     "Notion",
+    "SupportsChannel",
     "Verification",
     "as_channel",
     "closed_form_for",
@@ -59,7 +62,54 @@ MAX_ENUM_CELLS = 1 << 20
 
 
 class AccountingError(ValueError):
-    """No closed form applies and the channel is too large to enumerate exactly."""
+    """No closed form applies and the channel is too large to enumerate exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit import accountant
+    >>> from ldpkit.channels import UnaryChannel
+    >>> big = UnaryChannel(np.full(30, 0.6), np.full(30, 0.3))   # no ULDP closed form, 2**30 outputs
+    >>> try:
+    ...     accountant.check_uldp(big, 1.0, sensitive=[0])
+    ... except accountant.AccountingError as err:
+    ...     print(err)  # doctest: +ELLIPSIS
+    ULDP: no closed form is registered for channel kind 'unary' (UnaryChannel), and exact enumeration ...
+    """
+
+
+class SupportsChannel(Protocol):
+    """Anything with a ``channel()`` method returning a :class:`~ldpkit.channels.Channel` (every mechanism).
+
+    Examples
+    --------
+    >>> from ldpkit import GRR
+    >>> from ldpkit.accountant import as_channel
+    >>> as_channel(GRR(3, 1.0)).n_outputs     # a mechanism stands for its channel
+    3
+    """
+
+    def channel(self) -> Channel: ...
+
+
+#: what every accountant function accepts: a channel, or a mechanism exposing ``channel()``
+ChannelLike = Union[Channel, SupportsChannel]
+
+
+class DeclaresGuarantees(SupportsChannel, Protocol):
+    """A mechanism that states its guarantees: ``channel()`` and ``guarantees()``, as :func:`verify` needs.
+
+    Examples
+    --------
+    >>> from ldpkit import OUE, accountant
+    >>> mech = OUE(4, 1.0)                    # has channel() and guarantees()
+    >>> mech.guarantees()
+    [Guarantee('ldp', epsilon=1.0)]
+    >>> accountant.verify(mech).satisfied
+    True
+    """
+
+    def guarantees(self) -> Sequence[Guarantee]: ...
 
 
 def tolerance(allowed: np.ndarray | float) -> np.ndarray:
@@ -72,7 +122,7 @@ def within(value: np.ndarray | float, allowed: np.ndarray | float) -> np.ndarray
     return np.asarray(value) <= np.asarray(allowed) + tolerance(allowed)
 
 
-def as_channel(obj: Any) -> Channel:
+def as_channel(obj: ChannelLike) -> Channel:
     """Return the channel of ``obj``: a :class:`~ldpkit.channels.Channel` itself, or ``obj.channel()``.
 
     Raises
@@ -218,6 +268,15 @@ class CheckResult:
     worst_output
         The output attaining it, when known (``None`` for closed forms that do not
         enumerate outputs).
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, accountant
+    >>> res = accountant.check_ldp(GRR(3, 1.0), 1.5)
+    >>> isinstance(res, accountant.CheckResult), res.satisfied, round(res.slack, 6)
+    (True, True, 0.5)
+    >>> res.summary()["worst inputs"]
+    (0, 1)
     """
 
     notion: ClassVar[str] = ""
@@ -245,6 +304,13 @@ class Notion:
 
     ``check(channel, **parameters)`` returns a :class:`CheckResult`.  ``required`` and
     ``optional`` name the keyword parameters a :class:`Guarantee` of this notion may carry.
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import get_notion
+    >>> uldp = get_notion("uldp")
+    >>> uldp.required, uldp.optional
+    (('epsilon', 'sensitive'), ('protected',))
     """
 
     name: str
@@ -326,7 +392,7 @@ class Guarantee:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def check(self, obj: Any) -> CheckResult:
+    def check(self, obj: ChannelLike) -> CheckResult:
         """Check this guarantee against a channel or a mechanism's channel."""
         return get_notion(self.notion).check(as_channel(obj), **self.params)
 
@@ -350,7 +416,17 @@ def _same(a: Any, b: Any) -> bool:
 
 @dataclass(frozen=True)
 class Verification:
-    """Result of :func:`verify`: every declared guarantee with its check result."""
+    """Result of :func:`verify`: every declared guarantee with its check result.
+
+    Examples
+    --------
+    >>> from ldpkit import URR, accountant
+    >>> report = accountant.verify(URR(4, 1.0, sensitive=[0, 1]))
+    >>> len(report), report.satisfied
+    (1, True)
+    >>> [row["guarantee"] for row in report.rows()]
+    ["Guarantee('uldp', epsilon=1.0, sensitive=[0, 1])"]
+    """
 
     mechanism: str
     results: tuple[tuple[Guarantee, CheckResult], ...] = field(default=())
@@ -371,7 +447,7 @@ class Verification:
         return [{"mechanism": self.mechanism, "guarantee": repr(g), **r.summary()} for g, r in self.results]
 
 
-def verify(mech: Any, *, raise_on_failure: bool = False) -> Verification:
+def verify(mech: DeclaresGuarantees, *, raise_on_failure: bool = False) -> Verification:
     """Check every guarantee a mechanism declares against its channel.
 
     Parameters

@@ -1,6 +1,6 @@
 """FLDP: flexible LDP (Zhao et al., ICASSP 2022; bibtex ``zhao2022fldp``), as reconstructed.
 
-The extracted text of the paper lost every formula; :func:`fldp_parameters` states the
+The extracted text of the paper lost every formula; :func:`~ldpkit.accountant.fldp_parameters` states the
 pairwise reading implemented here and the sentences it rests on.  Forthcoming FLDP chapter
 (planned label ``def-fldp``), which is to confirm or revise the reading.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from .._validation import check_epsilon, check_probability
 from ..channels import ExplicitChannel, UnaryChannel
 from ._core import (
+    ChannelLike,
     MAX_ENUM_CELLS,
     CheckResult,
     Notion,
@@ -50,6 +50,13 @@ class FLDPParameters:
         Diagnostic for the alternative, input-side reading of the paper's prose:
         ``min_y |{x : P(y|x) > 0}| / d`` over producible outputs.  ``None`` for large
         unary channels (it would need enumeration).
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, accountant
+    >>> params = accountant.fldp_parameters(GRR(3, 1.0))
+    >>> params.shared_fraction, round(params.epsilon, 6)     # every output is shared
+    (1.0, 1.0)
     """
 
     shared_fraction: float
@@ -67,6 +74,13 @@ class FLDPResult(CheckResult):
     condition holds, and the fraction deficit ``shared_fraction - alpha`` (negative)
     otherwise; ``worst_inputs`` is the pair of the failing (or, if none fails, the ratio)
     condition.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, accountant
+    >>> res = accountant.check_fldp(GRR(3, 1.0), alpha=0.5, epsilon=1.0)
+    >>> res.satisfied, res.fraction_ok, res.ratio_ok
+    (True, True, True)
     """
 
     notion = "fldp"
@@ -153,12 +167,12 @@ def _fldp_unary(ch: UnaryChannel) -> FLDPParameters:
     return FLDPParameters(frac, (fx, fxp), float(eps), (rx, rxp), hiding)
 
 
-def fldp_parameters(ch: Any) -> FLDPParameters:
+def fldp_parameters(ch: ChannelLike) -> FLDPParameters:
     """Shared-output fraction and shared-output log-ratio of a channel (reconstructed FLDP).
 
     The extracted text of Zhao et al. lost every formula, so the definition is rebuilt
     from the prose.  Write ``R_x = {y : P(y|x) > 0}`` for the range of input ``x``.
-    **Reconstruction** (forthcoming FLDP chapter, planned label ``def-fldp``): a mechanism satisfies
+    **Reconstruction** (forthcoming FLDP chapter (planned label ``def-fldp``)): a mechanism satisfies
     ``(alpha, eps)``-FLDP when, for every ordered pair of distinct inputs ``x, x'``,
 
     1. *shared outputs*: ``|R_x cap R_x'| >= alpha * |R_x|`` -- every input shares at least
@@ -190,13 +204,13 @@ def fldp_parameters(ch: Any) -> FLDPParameters:
     return dispatch("fldp", ch, what="FLDP")
 
 
-def check_fldp(ch: Any, alpha: float, epsilon: float) -> FLDPResult:
+def check_fldp(ch: ChannelLike, alpha: float, epsilon: float) -> FLDPResult:
     """Check ``(alpha, eps)``-FLDP as reconstructed in :func:`fldp_parameters`.
 
     Satisfied when ``shared_fraction >= alpha`` (exact count comparison, with a ``1e-12``
     allowance for the division) and ``epsilon* <= eps`` (up to :data:`REL_TOL`).
 
-    forthcoming FLDP chapter, planned label ``def-fldp``.
+    Forthcoming FLDP chapter (planned label ``def-fldp``).
     """
     ch = as_channel(ch)
     a = check_probability(alpha, "alpha")

@@ -1,8 +1,8 @@
 """ID-LDP and MinID-LDP (Gu et al., ICDE 2020, Definitions 2-3; bibtex ``gu2020idldp``).
 
 A channel satisfies E-ID-LDP with pair rule ``r`` when ``P(y|x) <= exp(r(eps_x, eps_x')) P(y|x')``
-for every pair of inputs and every output (ID-LDP chapter, labels ``def-idldp`` and
-``def-minidldp``).  The check reduces blocks of ordered pairs: explicit channels by
+for every pair of inputs and every output (ID-LDP chapter, :prf:ref:`def-idldp` and
+:prf:ref:`def-minidldp`).  The check reduces blocks of ordered pairs: explicit channels by
 enumerating outputs, unary channels by a closed form on classes of items with equal
 ``(u, v, eps)`` (cost ``O(K^2)`` for ``K`` classes), other kinds by their registered closed
 form or by enumeration.
@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_budget_vector, check_positive_real
 from ..channels import Channel, ExplicitChannel, UnaryChannel, mix_with_uniform
 from ._core import (
+    ChannelLike,
     CheckResult,
     Notion,
     as_channel,
@@ -33,6 +35,7 @@ from ._core import (
 )
 
 __all__ = [
+    "BuiltinPairRule",
     "PairRule",
     "IDLDPResult",
     "PAIR_RULES",
@@ -44,8 +47,11 @@ __all__ = [
     "resolve_pair_rule",
 ]
 
+#: the name of a built-in pair rule (each is positively homogeneous)
+BuiltinPairRule = Literal["min", "average", "max"]
+
 #: a pair rule: a built-in name or a vectorised callable ``r(e1, e2)``
-PairRule = Union[str, Callable[[np.ndarray, np.ndarray], Any]]
+PairRule = Union[BuiltinPairRule, Callable[[np.ndarray, np.ndarray], Any]]
 
 #: the built-in pair rules (all positively homogeneous)
 PAIR_RULES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -94,8 +100,6 @@ class IDLDPResult(CheckResult):
     satisfied
         Whether every ordered pair ``x != x'`` has ``L(x, x') <= r(eps_x, eps_x')`` (up to
         :data:`~ldpkit.accountant.REL_TOL`).
-    worst_pair
-        The ordered pair ``(x, x')`` maximising ``L(x, x') - r(eps_x, eps_x')``.
     worst_log_ratio
         ``L`` at the worst pair: ``max_y log P(y|x) / P(y|x')``.
     allowed
@@ -108,6 +112,13 @@ class IDLDPResult(CheckResult):
         ``None`` for the closed forms.
     rule
         Name of the pair rule ``r``.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, accountant
+    >>> res = accountant.check_id_ldp(GRR(3, 1.0), [0.5, 2.0, 2.0], r="min")
+    >>> res.satisfied, res.rule, res.worst_pair, round(res.worst_log_ratio, 6), res.allowed
+    (False, 'min', (0, 1), 1.0, 0.5)
     """
 
     notion = "id-ldp"
@@ -118,7 +129,7 @@ class IDLDPResult(CheckResult):
 
     @property
     def worst_pair(self) -> tuple[int, ...]:
-        """The ordered pair ``(x, x')`` of the tightest constraint."""
+        """The ordered pair ``(x, x')`` maximising ``L(x, x') - r(eps_x, eps_x')`` (the tightest constraint)."""
         return self.worst_inputs
 
 
@@ -173,8 +184,8 @@ def _dense_blocks(ch: Channel, e: np.ndarray, rule: Callable) -> Iterator[Block]
 def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: Callable) -> Iterator[Block]:
     """Unary closed form on classes of equal ``(u, v, eps)``: one pair per class pair.
 
-    ``L(x, x') = u[x] + v[x']`` for ``x != x'`` (Foundations chapter, label
-    ``thm-ue-pairwise``), so ``L`` and ``r`` depend on the classes only; a within-class pair
+    ``L(x, x') = u[x] + v[x']`` for ``x != x'`` (Foundations chapter,
+    :prf:ref:`thm-ue-pairwise`), so ``L`` and ``r`` depend on the classes only; a within-class pair
     exists when the class has two or more items.  Entries that stand for no pair have
     ``L = -inf``.
     """
@@ -204,7 +215,7 @@ def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: Callable) -> Iter
 Method = Literal["auto", "dense", "classes"]
 
 
-def _blocks(ch: Channel, e: np.ndarray, rule: Callable, method: str) -> Iterator[Block]:
+def _blocks(ch: Channel, e: np.ndarray, rule: Callable, method: Method) -> Iterator[Block]:
     if method not in ("auto", "dense", "classes"):
         raise ValueError(f"unknown method={method!r}; expected 'auto', 'dense' or 'classes'")
     if method == "dense":
@@ -221,7 +232,7 @@ def _blocks(ch: Channel, e: np.ndarray, rule: Callable, method: str) -> Iterator
     return _explicit_blocks(enumerate_channel(ch, "ID-LDP"), e, rule)
 
 
-def check_id_ldp(ch: Any, budgets: Any, r: PairRule = "min", method: Method = "auto") -> IDLDPResult:
+def check_id_ldp(ch: ChannelLike, budgets: ArrayLike, r: PairRule = "min", method: Method = "auto") -> IDLDPResult:
     """Check E-ID-LDP (Gu et al., Definition 2) for the budget vector ``E = budgets``.
 
     A channel satisfies E-ID-LDP with pair rule ``r`` when for every pair of inputs
@@ -258,7 +269,7 @@ def check_id_ldp(ch: Any, budgets: Any, r: PairRule = "min", method: Method = "a
 
     Notes
     -----
-    ID-LDP chapter, labels ``def-idldp`` and ``def-minidldp``.  The comparison uses the
+    ID-LDP chapter, :prf:ref:`def-idldp` and :prf:ref:`def-minidldp`.  The comparison uses the
     tolerance :data:`~ldpkit.accountant.REL_TOL`.
 
     Examples
@@ -305,7 +316,7 @@ def check_id_ldp(ch: Any, budgets: Any, r: PairRule = "min", method: Method = "a
     )
 
 
-def check_minid_ldp(ch: Any, budgets: Any, r: PairRule = "min") -> IDLDPResult:
+def check_minid_ldp(ch: ChannelLike, budgets: ArrayLike, r: Literal["min"] = "min") -> IDLDPResult:
     """E-MinID-LDP (Gu et al., Definition 3): :func:`check_id_ldp` with the pair rule ``min``.
 
     ``r`` is accepted only as ``"min"`` (so that a guarantee may state it explicitly).
@@ -315,14 +326,14 @@ def check_minid_ldp(ch: Any, budgets: Any, r: PairRule = "min") -> IDLDPResult:
     return check_id_ldp(ch, budgets, r="min")
 
 
-def id_ldp_scale(ch: Any, budgets: Any, r: str = "min") -> float:
+def id_ldp_scale(ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min") -> float:
     """Smallest ``s >= 0`` such that the channel satisfies ``(s * E)``-ID-LDP with rule ``r``.
 
     For the built-in rules (positively homogeneous: ``r(s e1, s e2) = s r(e1, e2)``) this is
     ``max_{x != x'} L(x, x') / r(eps_x, eps_x')``; ``inf`` if some ``L`` is unbounded.
     With ``r="min"`` the channel is E-MinID-LDP exactly when ``id_ldp_scale <= 1``.
 
-    ID-LDP chapter, label ``def-minidldp``.
+    ID-LDP chapter, :prf:ref:`def-minidldp`.
     """
     ch = as_channel(ch)
     d = require_pairs(ch)
@@ -337,7 +348,9 @@ def id_ldp_scale(ch: Any, budgets: Any, r: str = "min") -> float:
     return best
 
 
-def fit_to_budgets(ch: Any, budgets: Any, r: str = "min", tol: float = 1e-12) -> tuple[ExplicitChannel, float]:
+def fit_to_budgets(
+    ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min", tol: float = 1e-12
+) -> tuple[ExplicitChannel, float]:
     """Mix a channel with the uniform one just enough to satisfy ``E``-ID-LDP with rule ``r``.
 
     Returns ``(channel, theta)`` with the smallest ``theta`` in ``[0, 1]`` (up to ``tol``) such
@@ -345,7 +358,7 @@ def fit_to_budgets(ch: Any, budgets: Any, r: str = "min", tol: float = 1e-12) ->
     privacy loss of every pair is non-increasing in ``theta``
     (:func:`ldpkit.channels.mix_with_uniform`), so bisection finds it, and the result is tight:
     some pair sits at its budget unless ``theta = 0``.  The book uses it to draw random
-    mechanisms that satisfy MinID-LDP exactly (ID-LDP chapter, label ``lem-minid-ldp``).
+    mechanisms that satisfy MinID-LDP exactly (ID-LDP chapter, :prf:ref:`lem-minid-ldp`).
     """
     ch = enumerate_channel(as_channel(ch), "fit_to_budgets")
     e = check_budget_vector(budgets, ch.n_inputs)

@@ -8,13 +8,23 @@ outputs carry a ratio bound, non-sensitive outputs must reveal their own input.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_budget_vector, check_items
 from ..channels import ExplicitChannel
-from ._core import CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, require_pairs, within
+from ._core import (
+    ChannelLike,
+    CheckResult,
+    Notion,
+    as_channel,
+    dispatch,
+    register_closed_form,
+    register_notion,
+    require_pairs,
+    within,
+)
 
 __all__ = ["IPLDPResult", "check_ipldp", "sensitive_indices"]
 
@@ -30,8 +40,6 @@ class IPLDPResult(CheckResult):
     worst_output
         The sensitive output ``x_i`` with the largest ``L_i - eps_i``, where
         ``L_i = max_{x, x'} log Q(x_i|x) / Q(x_i|x')``.
-    worst_pair
-        The inputs ``(x, x')`` attaining ``L_i`` at ``worst_output``.
     worst_log_ratio
         ``L_i`` at ``worst_output``.
     allowed
@@ -44,6 +52,15 @@ class IPLDPResult(CheckResult):
         (reported as ``(j, j)``).
     n_structural_violations
         Total number of such cells.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, URR, accountant
+    >>> accountant.check_ipldp(URR(4, 1.0, sensitive=[0, 1]), [1.0, 1.0], sensitive=[0, 1]).satisfied
+    True
+    >>> res = accountant.check_ipldp(GRR(4, 1.0), [1.0, 1.0], sensitive=[0, 1])
+    >>> res.satisfied, res.n_structural_violations     # GRR's non-sensitive outputs hide the input
+    (False, 6)
     """
 
     notion = "ipldp"
@@ -59,7 +76,7 @@ class IPLDPResult(CheckResult):
         return self.worst_inputs
 
 
-def sensitive_indices(sensitive: Any, d: int) -> np.ndarray:
+def sensitive_indices(sensitive: ArrayLike, d: int) -> np.ndarray:
     """Sorted-as-given indices of the sensitive items from a boolean mask or an index list."""
     arr = np.asarray(sensitive)
     if arr.dtype == bool:
@@ -76,7 +93,7 @@ def sensitive_indices(sensitive: Any, d: int) -> np.ndarray:
     return idx
 
 
-def check_ipldp(ch: Any, budgets: Any, sensitive: Any) -> IPLDPResult:
+def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IPLDPResult:
     """Check ``(D_S, E)``-IPLDP, Definition 3 of Li et al. (both versions of the paper).
 
     The input and output domains coincide (``Q(y|x)`` is a square matrix, output ``j``
@@ -113,7 +130,7 @@ def check_ipldp(ch: Any, budgets: Any, sensitive: Any) -> IPLDPResult:
 
     Notes
     -----
-    IPLDP chapter, label ``def-ipldp``.  Cost ``O(d^2)`` (column-wise max/min).
+    Forthcoming IPLDP chapter (planned label ``def-ipldp``).  Cost ``O(d^2)`` (column-wise max/min).
     """
     ch = as_channel(ch)
     d = require_pairs(ch)

@@ -1,22 +1,21 @@
 """Standard local differential privacy: the tight epsilon of a channel.
 
 ``eps(Q) = max_{x, x', y} log Q(y|x) / Q(y|x')`` (``inf`` if unbounded); Foundations chapter,
-label ``def-ldp``.  Explicit channels are scanned output by output in ``O(d * n_outputs)``;
-unary channels use the separable closed form of the Foundations chapter (label
-``thm-ue-pairwise``), never enumerating their ``2**d`` outputs.
+:prf:ref:`def-ldp`.  Explicit channels are scanned output by output in ``O(d * n_outputs)``;
+unary channels use the separable closed form of the Foundations chapter
+(:prf:ref:`thm-ue-pairwise`), never enumerating their ``2**d`` outputs.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from .._validation import check_epsilon
 from ..channels import ExplicitChannel, UnaryChannel
-from ._core import CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
+from ._core import ChannelLike, CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
 
 __all__ = ["LDPResult", "check_ldp", "ldp_epsilon", "top2_max_sum"]
 
@@ -31,6 +30,13 @@ class LDPResult(CheckResult):
         The budget checked.
     ldp_epsilon
         The channel's tight epsilon.
+
+    Examples
+    --------
+    >>> from ldpkit import OUE, accountant
+    >>> res = accountant.check_ldp(OUE(4, 1.0), 0.5)
+    >>> res.satisfied, round(res.ldp_epsilon, 6), res.worst_pair
+    (False, 1.0, (0, 1))
     """
 
     notion = "ldp"
@@ -79,7 +85,7 @@ def _ldp_explicit(ch: ExplicitChannel) -> tuple[float, tuple[int, ...], int | No
 
 @register_closed_form("ldp", UnaryChannel)
 def _ldp_unary(ch: UnaryChannel) -> tuple[float, tuple[int, ...], int | None]:
-    """``max_{x != x'} u[x] + v[x']`` (Foundations chapter, label ``thm-ue-pairwise``)."""
+    """``max_{x != x'} u[x] + v[x']`` (Foundations chapter, :prf:ref:`thm-ue-pairwise`)."""
     u, v = ch.separable_log_ratio()
     if u.size < 2:
         return 0.0, (), None
@@ -87,15 +93,15 @@ def _ldp_unary(ch: UnaryChannel) -> tuple[float, tuple[int, ...], int | None]:
     return max(0.0, value), (x, xp), None
 
 
-def ldp_epsilon(ch: Any) -> float:
+def ldp_epsilon(ch: ChannelLike) -> float:
     """Tight standard LDP epsilon: ``max_{x, x', y} log P(y|x) / P(y|x')`` (``inf`` if unbounded).
 
     Explicit channels: ``max_y [log max_x P(y|x) - log min_x P(y|x)]`` over outputs that
     some input can produce, an ``O(d * n_outputs)`` scan.  Unary channels: the closed form
-    ``max_{x != x'} u[x] + v[x']`` (Foundations chapter, label ``thm-ue-pairwise``).  Other
+    ``max_{x != x'} u[x] + v[x']`` (Foundations chapter, :prf:ref:`thm-ue-pairwise`).  Other
     channel kinds use their registered closed form, or exact enumeration when small.
 
-    Foundations chapter, label ``def-ldp``.
+    Foundations chapter, :prf:ref:`def-ldp`.
 
     Examples
     --------
@@ -107,10 +113,10 @@ def ldp_epsilon(ch: Any) -> float:
     return float(dispatch("ldp", ch, what="LDP")[0])
 
 
-def check_ldp(ch: Any, epsilon: float) -> LDPResult:
+def check_ldp(ch: ChannelLike, epsilon: float) -> LDPResult:
     """Check eps-LDP: every ratio ``P(y|x) / P(y|x') <= e^eps`` (up to the relative tolerance).
 
-    Foundations chapter, label ``def-ldp``.
+    Foundations chapter, :prf:ref:`def-ldp`.
     """
     ch = as_channel(ch)
     eps = check_epsilon(epsilon)

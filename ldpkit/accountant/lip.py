@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_distribution, check_epsilon
 from ..channels import ExplicitChannel, UnaryChannel
-from ._core import CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
+from ._core import ChannelLike, CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
 
 __all__ = ["LIPResult", "check_lip", "lip_epsilon"]
 
@@ -32,11 +33,18 @@ class LIPResult(CheckResult):
         The budget checked.
     lip_epsilon
         The smallest budget the channel satisfies under this prior.
-    worst_input, worst_output
-        The ``(x, y)`` attaining ``lip_epsilon`` (``worst_output`` is ``None`` for the
+    worst_output
+        The output ``y`` attaining ``lip_epsilon`` with :attr:`worst_input` (``None`` for the
         unary closed form).
     slack
         ``epsilon - lip_epsilon``.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, accountant
+    >>> res = accountant.check_lip(GRR(3, 1.0), [0.5, 0.25, 0.25], 1.0)
+    >>> res.satisfied, res.worst_input, round(res.lip_epsilon, 4)
+    (True, 1, 0.6426)
     """
 
     notion = "lip"
@@ -89,7 +97,7 @@ def _lip_unary(ch: UnaryChannel, prior: np.ndarray) -> Any:
     return float(best[x]), x, None
 
 
-def lip_epsilon(ch: Any, prior: Any) -> float:
+def lip_epsilon(ch: ChannelLike, prior: ArrayLike) -> float:
     """Smallest ``eps`` for which the channel is eps-LIP under ``prior``.
 
     Definition 3 of Jiang, Li, Tandon bounds the prior-to-posterior ratio,
@@ -120,7 +128,7 @@ def lip_epsilon(ch: Any, prior: Any) -> float:
     return float(dispatch("lip", ch, p, what="LIP")[0])
 
 
-def check_lip(ch: Any, prior: Any, epsilon: float) -> LIPResult:
+def check_lip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> LIPResult:
     """Check eps-LIP under ``prior`` (see :func:`lip_epsilon` for the definition used).
 
     Forthcoming LIP chapter (planned label ``def-lip``).

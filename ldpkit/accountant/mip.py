@@ -14,17 +14,36 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_distribution, check_epsilon
 from ..channels import ExplicitChannel
-from ._core import CheckResult, Notion, as_channel, describe, dispatch, register_closed_form, register_notion, within
+from ._core import (
+    ChannelLike,
+    CheckResult,
+    Notion,
+    as_channel,
+    describe,
+    dispatch,
+    register_closed_form,
+    register_notion,
+    within,
+)
 
 __all__ = ["MIPResult", "check_mip", "mutual_information"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class MIPResult(CheckResult):
-    """Outcome of an MIP check: ``I(X;Y) <= epsilon`` in nats (Definition 2 of Jiang et al.)."""
+    """Outcome of an MIP check: ``I(X;Y) <= epsilon`` in nats (Definition 2 of Jiang et al.).
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, accountant
+    >>> res = accountant.check_mip(GRR(3, 1.0), [1 / 3, 1 / 3, 1 / 3], 0.1)
+    >>> res.satisfied, round(res.mutual_information, 4)     # nats
+    (False, 0.1233)
+    """
 
     notion = "mip"
 
@@ -52,7 +71,7 @@ def _mi_explicit(ch: ExplicitChannel, prior: np.ndarray) -> float:
     return float(max(0.0, terms.sum()))
 
 
-def mutual_information(ch: Any, prior: Any, base: float | None = None) -> float:
+def mutual_information(ch: ChannelLike, prior: ArrayLike, base: float | None = None) -> float:
     """``I(X;Y) = sum_{x,y} prior[x] P(y|x) log(P(y|x) / P(y))`` with ``0 log 0 = 0``.
 
     In nats by default (``base=None``); ``base=2`` gives bits.  Proposition 1 of Jiang et
@@ -68,7 +87,7 @@ def mutual_information(ch: Any, prior: Any, base: float | None = None) -> float:
     return float(dispatch("mip", ch, p, what="mutual information")) / scale
 
 
-def check_mip(ch: Any, prior: Any, epsilon: float) -> MIPResult:
+def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> MIPResult:
     """Check eps-MIP: ``I(X;Y) <= eps`` with ``I`` in nats (Definition 2 of Jiang et al.).
 
     Forthcoming LIP chapter (planned label ``def-mip``).

@@ -20,13 +20,24 @@ Forthcoming IPLDP chapter (planned label ``def-uldp``), where uRR is derived.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_epsilon
 from ..channels import ExplicitChannel
-from ._core import CheckResult, Notion, as_channel, describe, dispatch, register_closed_form, register_notion, within
+from ._core import (
+    ChannelLike,
+    CheckResult,
+    Notion,
+    as_channel,
+    describe,
+    dispatch,
+    register_closed_form,
+    register_notion,
+    within,
+)
 from .ipldp import sensitive_indices
 
 __all__ = ["ULDPResult", "check_uldp"]
@@ -49,6 +60,13 @@ class ULDPResult(CheckResult):
         Up to 20 outputs of ``Y_I`` that break condition 1.
     n_invertibility_violations
         Their total number.
+
+    Examples
+    --------
+    >>> from ldpkit import URR, accountant
+    >>> res = accountant.check_uldp(URR(4, 1.0, sensitive=[0, 1]), 1.0, sensitive=[0, 1])
+    >>> res.satisfied, res.protected, round(res.uldp_epsilon, 6)
+    (True, (0, 1), 1.0)
     """
 
     notion = "uldp"
@@ -61,11 +79,11 @@ class ULDPResult(CheckResult):
 
     @property
     def worst_pair(self) -> tuple[int, ...]:
-        """Inputs ``(x, x')`` attaining :attr:`uldp_epsilon` at :attr:`worst_output`."""
+        """Inputs ``(x, x')`` attaining :attr:`uldp_epsilon` at :attr:`~CheckResult.worst_output`."""
         return self.worst_inputs
 
 
-def _protected_mask(protected: Any, n_out: int) -> np.ndarray | None:
+def _protected_mask(protected: ArrayLike, n_out: int) -> np.ndarray | None:
     if protected is None:
         return None
     arr = np.asarray(protected)
@@ -84,7 +102,7 @@ def _protected_mask(protected: Any, n_out: int) -> np.ndarray | None:
 
 
 @register_closed_form("uldp", ExplicitChannel)
-def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, protected: Any) -> ULDPResult:
+def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, protected: ArrayLike) -> ULDPResult:
     m = ch.matrix
     producers = m > 0
     n_prod = producers.sum(axis=0)
@@ -104,7 +122,7 @@ def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, prote
         k = int(np.argmax(L))
         value = float(L[k])
         y = int(np.flatnonzero(prot)[k])
-        pair = (int(np.argmax(m[:, y])), int(np.argmin(m[:, y])))
+        pair: tuple[int, ...] = (int(np.argmax(m[:, y])), int(np.argmin(m[:, y])))
     else:
         value, y, pair = 0.0, None, ()
     return ULDPResult(
@@ -120,7 +138,9 @@ def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, prote
     )
 
 
-def check_uldp(ch: Any, epsilon: float, sensitive: Any, protected: Any = None) -> ULDPResult:
+def check_uldp(
+    ch: ChannelLike, epsilon: float, sensitive: ArrayLike, protected: Optional[ArrayLike] = None
+) -> ULDPResult:
     """Check ``(X_S, Y_P, eps)``-ULDP (see the module docstring for the definition).
 
     Parameters

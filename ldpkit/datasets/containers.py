@@ -3,8 +3,9 @@
 Two shapes of data occur in the papers: *single-item* data (each user holds one item) and
 *item-set* data (each user holds a set of distinct items).  Both record where the data came from
 (``source``) and whether it is a synthetic stand-in for a real file that was not available
-(``is_standin``).  :attr:`label` is the string every table caption and figure title must use, so a
-stand-in can never be reported as the real dataset.  Documented on the Datasets page of the book.
+(``is_standin``).  :attr:`~ldpkit.datasets.SingleItemData.label` is the string every table caption and
+figure title must use, so a stand-in can never be reported as the real dataset.  Documented on the
+Datasets page of the book.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import as_generator
+from .._rng import RNGLike, as_generator
 from ..padding import ItemSets
 
 __all__ = ["SingleItemData", "ItemSetData"]
@@ -44,6 +45,15 @@ class SingleItemData:
     notes
         Everything the parser or generator did that a reader must know (skipped lines with counts,
         filters applied).  Never empty for a stand-in.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import synthetic
+    >>> data = synthetic.uniform_items(n=1_000, m=10, rng=0)
+    >>> data.n, data.m, data.label, data.is_standin
+    (1000, 10, 'Uniform', False)
+    >>> int(data.counts().sum())
+    1000
     """
 
     items: np.ndarray
@@ -95,6 +105,18 @@ class ItemSetData:
     Items keep the order in which they first appear in the user's record, so
     :meth:`first_items` reproduces the "first item of each user" reduction of the ID-LDP paper.
     Other attributes as in :class:`SingleItemData`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.datasets import ItemSetData
+    >>> from ldpkit.padding import as_itemsets
+    >>> data = ItemSetData(sets=as_itemsets([[2, 0], [1], [0, 1, 3]], 4),
+    ...                    vocabulary=np.array(["bread", "milk", "eggs", "tea"]), name="Toy", source="doctest")
+    >>> data.n, data.m, data.n_records, data.counts().tolist()
+    (3, 4, 6, [2, 2, 1, 1])
+    >>> data.first_items().items.tolist()          # the first item of each user's record
+    [2, 1, 0]
     """
 
     sets: ItemSets
@@ -152,7 +174,7 @@ class ItemSetData:
         how = "single item = first item of each user" + (f"; {dropped} empty users dropped" if dropped else "")
         return self._single(items.astype(np.int64), how)
 
-    def random_items(self, rng: Any = None) -> SingleItemData:
+    def random_items(self, rng: RNGLike = None) -> SingleItemData:
         """Single-item data made of one uniformly chosen item per user (empty users dropped)."""
         gen = as_generator(rng)
         sizes = self.sizes

@@ -5,7 +5,7 @@ pinned sha256, optional archive member).  :func:`fetch` looks for it in this ord
 
 1. the directory named by the environment variable ``LDPKIT_DATA_DIR`` (the file's relative
    path below it, e.g. ``gowalla-10core/train.txt``);
-2. the user cache directory :func:`cache_dir` (``LDPKIT_CACHE_DIR`` if set, else the platform's
+2. the user cache directory :func:`~ldpkit.datasets.cache_dir` (``LDPKIT_CACHE_DIR`` if set, else the platform's
    user cache directory);
 3. a download from the public URL (and its mirrors) into the cache, unless ``LDPKIT_OFFLINE=1``.
    The host is first probed with a short socket connection so that an offline machine fails
@@ -20,7 +20,7 @@ could not be pinned (``sha256=None``) the hash of the downloaded copy is written
 published statistics of the parsed data instead.  When every place fails,
 :class:`DatasetUnavailableError` lists each place tried and why it failed.
 
-Documented on the Datasets page of the book (section ``sec-datasets-fetch``).
+Documented on the Datasets page of the book (:ref:`resolution and checksums <sec-datasets-fetch>`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import DataFile
@@ -67,6 +67,13 @@ class ChecksumMismatchError(ValueError):
         The offending file (for a failed download: the name it would have had).
     expected, actual
         Hex digests.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import ChecksumMismatchError
+    >>> err = ChecksumMismatchError("retail.dat", expected="ab" * 32, actual="cd" * 32)
+    >>> isinstance(err, ValueError), err.path
+    (True, 'retail.dat')
     """
 
     def __init__(self, path: str | os.PathLike[str], expected: str, actual: str, where: str = "") -> None:
@@ -89,6 +96,17 @@ class DatasetUnavailableError(RuntimeError):
         The relative path of the missing file.
     attempts
         One ``(place, reason)`` pair per place tried, in order.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import DatasetUnavailableError
+    >>> from ldpkit.datasets.fetch import fetch
+    >>> from ldpkit.datasets.registry import DataFile
+    >>> try:
+    ...     fetch(DataFile("no-such-file.dat", url=None, sha256=None), download=False)
+    ... except DatasetUnavailableError as err:
+    ...     print(err.file, err.attempts[-1])
+    no-such-file.dat ('download', 'not attempted (download=False)')
     """
 
     def __init__(self, file: str, attempts: list[tuple[str, str]]) -> None:
@@ -129,7 +147,7 @@ def cache_dir() -> Path:
 # hashing and verification
 
 
-def _hash_stream(stream: BinaryIO, sink: BinaryIO | None = None, progress: Any = None) -> str:
+def _hash_stream(stream: IO[bytes], sink: BinaryIO | None = None, progress: Any = None) -> str:
     digest = hashlib.sha256()
     while True:
         chunk = stream.read(_CHUNK)

@@ -19,7 +19,7 @@ accepted only if the parsed data reproduce the published counts exactly (else
 :class:`StatisticsMismatchError`); full Kosarak must moreover begin with the pinned Kosarak prefix.
 Parsed data are cached per process, keyed by the resolved paths, their sizes and modification
 times and the options, and returned with read-only arrays (the same object is shared between
-calls).  Documented on the Datasets page of the book (section ``sec-datasets-loaders``).
+calls).  Documented on the Datasets page of the book (:ref:`sec-datasets-loaders`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
+from .._rng import RNGLike
 from .containers import ItemSetData, SingleItemData
 from .fetch import ChecksumMismatchError, DatasetUnavailableError, fetch, locate
 from .registry import DATASETS, KOSARAK_PREFIX_LINES, KOSARAK_PREFIX_LINES_SHA256, DataFile, DatasetInfo
@@ -63,11 +64,31 @@ _SOURCES = ("real", "auto", "standin")
 
 
 class StandInWarning(UserWarning):
-    """A loader called with ``source="auto"`` returned a stand-in because real data were missing."""
+    """A loader called with ``source="auto"`` returned a stand-in because real data were missing.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from ldpkit.datasets import StandInWarning, load_groceries
+    >>> issubclass(StandInWarning, UserWarning)
+    True
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", StandInWarning)   # a silent fallback would now raise
+    ...     data = load_groceries(source="standin")          # asked for explicitly: no warning
+    >>> data.label
+    'Groceries (stand-in)'
+    """
 
 
 class StatisticsMismatchError(ValueError):
-    """A file without a pinned checksum does not reproduce the dataset's published statistics."""
+    """A file without a pinned checksum does not reproduce the dataset's published statistics.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import StatisticsMismatchError
+    >>> issubclass(StatisticsMismatchError, ValueError)
+    True
+    """
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,6 +234,7 @@ def _parse(
     info = DATASETS[key]
     opts = dict(options)
     files = ", ".join(p.name for p in paths)
+    data: Data
     pinned = all(spec.sha256 is not None for spec in layout)
     if key in ("retail", "kosarak"):
         data = parsers.read_fimi(paths[0], name=info.name)
@@ -270,17 +292,17 @@ def _standin_cached(key: str, options: tuple[tuple[str, Any], ...], seed: int) -
     return _freeze(_make_standin(key, dict(options), seed))
 
 
-def _make_standin(key: str, opts: dict[str, Any], rng: Any) -> Data:
+def _make_standin(key: str, opts: dict[str, Any], rng: RNGLike) -> Data:
     info = describe(key)
     if info.resample_from is not None and available(info.resample_from):
         # a real sample beats a fitted power law: resample its users (see bootstrap_itemsets)
-        sample = load(info.resample_from, source="real")
+        sample = cast(ItemSetData, load(info.resample_from, source="real"))
         return bootstrap_itemsets(sample, int(info.published["n"]), int(info.published["m"]), rng, name=info.name)
     spec = spec_for(key, **opts)
     return standin_single(spec, rng) if spec.kind == "single" else standin_itemsets(spec, rng)
 
 
-def _standin(key: str, opts: dict[str, Any], rng: Any, why: str | None) -> Data:
+def _standin(key: str, opts: dict[str, Any], rng: RNGLike, why: str | None) -> Data:
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
         data = _standin_cached(key, tuple(sorted(opts.items())), int(rng))
     else:
@@ -297,7 +319,7 @@ def _summarise(exc: DatasetUnavailableError) -> str:
     return re.sub(r"\bcache \S+?(?=:(\s|$))", "user cache", text)
 
 
-def _load(key: str, source: Any, rng: Any, **opts: Any) -> Data:
+def _load(key: str, source: Any, rng: RNGLike, **opts: Any) -> Data:
     if not isinstance(source, str) or source not in _SOURCES:
         raise ValueError(f"source must be one of {', '.join(map(repr, _SOURCES))}, got {source!r}")
     info = describe(key)
@@ -323,7 +345,7 @@ def _load(key: str, source: Any, rng: Any, **opts: Any) -> Data:
 # public loaders
 
 
-def load_retail(source: Source = "real", rng: Any = 0) -> ItemSetData:
+def load_retail(source: Source = "real", rng: RNGLike = 0) -> ItemSetData:
     """FIMI Retail: 88,162 market baskets over 16,470 items (ID-LDP chapter's "Retail").
 
     Parameters
@@ -333,45 +355,45 @@ def load_retail(source: Source = "real", rng: Any = 0) -> ItemSetData:
     rng
         Seed or generator for the stand-in.
     """
-    return _load("retail", source, rng)
+    return cast(ItemSetData, _load("retail", source, rng))
 
 
-def load_kosarak(source: Source = "real", rng: Any = 0) -> ItemSetData:
+def load_kosarak(source: Source = "real", rng: RNGLike = 0) -> ItemSetData:
     """FIMI Kosarak, full: 990,002 click-stream sessions over 41,270 pages.
 
     The file has no pinned checksum: it must begin with the pinned Kosarak prefix and reproduce the
     published n, m and records exactly.  Parameters as in :func:`load_retail`.
     """
-    return _load("kosarak", source, rng)
+    return cast(ItemSetData, _load("kosarak", source, rng))
 
 
-def load_kosarak_prefix(source: Source = "real", rng: Any = 0) -> ItemSetData:
+def load_kosarak_prefix(source: Source = "real", rng: RNGLike = 0) -> ItemSetData:
     """The first 36,682 Kosarak sessions (17,034 items), from the local prefix file.
 
     The truncated last line of the file is dropped (said in ``notes``).  Parameters as in
     :func:`load_retail`.
     """
-    return _load("kosarak-prefix", source, rng)
+    return cast(ItemSetData, _load("kosarak-prefix", source, rng))
 
 
-def load_clothing(source: Source = "real", rng: Any = 0) -> ItemSetData:
+def load_clothing(source: Source = "real", rng: RNGLike = 0) -> ItemSetData:
     """Rent the Runway "Clothing": 105,508 users' sets of rented items (5,850 items).
 
     No pinned checksum: the parsed data must reproduce the published n, m and records exactly.
     Parameters as in :func:`load_retail`.
     """
-    return _load("clothing", source, rng)
+    return cast(ItemSetData, _load("clothing", source, rng))
 
 
-def load_gowalla(source: Source = "real", rng: Any = 0) -> ItemSetData:
+def load_gowalla(source: Source = "real", rng: RNGLike = 0) -> ItemSetData:
     """Gowalla 10-core: 29,858 users' sets of visited locations (40,981 locations).
 
     Parameters as in :func:`load_retail`.
     """
-    return _load("gowalla-10core", source, rng)
+    return cast(ItemSetData, _load("gowalla-10core", source, rng))
 
 
-def load_brown(lowercase: bool = False, source: Source = "real", rng: Any = 0) -> SingleItemData:
+def load_brown(lowercase: bool = False, source: Source = "real", rng: RNGLike = 0) -> SingleItemData:
     """Brown corpus as single-item data: 1,161,192 tokens, each a user holding one word.
 
     Parameters
@@ -383,10 +405,12 @@ def load_brown(lowercase: bool = False, source: Source = "real", rng: Any = 0) -
     """
     if not isinstance(lowercase, bool):
         raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
-    return _load("brown", source, rng, lowercase=lowercase)
+    return cast(SingleItemData, _load("brown", source, rng, lowercase=lowercase))
 
 
-def load_online_retail(clean: bool = True, unit: str = "invoice", source: Source = "real", rng: Any = 0) -> Data:
+def load_online_retail(
+    clean: bool = True, unit: Literal["invoice", "row"] = "invoice", source: Source = "real", rng: RNGLike = 0
+) -> Data:
     """UCI Online Retail: invoices as item sets (``unit="invoice"``) or invoice lines as single items.
 
     Parameters
@@ -406,9 +430,9 @@ def load_online_retail(clean: bool = True, unit: str = "invoice", source: Source
     return _load("online-retail", source, rng, clean=clean, unit=unit)
 
 
-def load_groceries(source: Source = "real", rng: Any = 0) -> ItemSetData:
+def load_groceries(source: Source = "real", rng: RNGLike = 0) -> ItemSetData:
     """arules Groceries: 9,835 baskets over 169 items.  Parameters as in :func:`load_retail`."""
-    return _load("groceries", source, rng)
+    return cast(ItemSetData, _load("groceries", source, rng))
 
 
 _LOADERS: dict[str, Callable[..., Data]] = {
@@ -424,6 +448,6 @@ _LOADERS: dict[str, Callable[..., Data]] = {
 
 
 def load(key: str, **kw: Any) -> Data:
-    """Load dataset ``key`` (a key of :data:`~ldpkit.datasets.registry.DATASETS`) with the loader's options."""
+    """Load dataset ``key`` (a key of :data:`~ldpkit.datasets.DATASETS`) with the loader's options."""
     describe(key)
     return _LOADERS[key](**kw)

@@ -15,7 +15,7 @@ Truncated last line.  A text file that does not end with a newline has a truncat
 (the usual sign of an interrupted download).  ``truncated="error"`` (default) raises naming that
 line; ``truncated="drop"`` drops it and says so in ``notes``.
 
-Documented on the Datasets page of the book (section ``sec-datasets-parsers``).
+Documented on the Datasets page of the book (:ref:`sec-datasets-parsers`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -89,6 +89,15 @@ class DatasetFormatError(ValueError):
         Archive member the problem sits in, if any.
     row
         1-based data row of a table (R data file, CSV or spreadsheet; the header is not counted).
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import DatasetFormatError
+    >>> err = DatasetFormatError("retail.dat", "non-integer token 'x1'", line=12)
+    >>> print(err)
+    retail.dat, line 12: non-integer token 'x1'
+    >>> err.line, isinstance(err, ValueError)
+    (12, True)
     """
 
     def __init__(
@@ -324,7 +333,13 @@ def _dedupe_note(n_dropped: int, what: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def read_fimi(path: PathLike, *, name: str = "FIMI", truncated: str = "error", blank: str = "error") -> ItemSetData:
+def read_fimi(
+    path: PathLike,
+    *,
+    name: str = "FIMI",
+    truncated: Literal["error", "drop"] = "error",
+    blank: Literal["error", "skip"] = "error",
+) -> ItemSetData:
     """Read a FIMI repository ``.dat`` file (Retail, Kosarak, ...) as item-set data.
 
     One transaction per line: non-negative integer item ids separated by spaces (or tabs); a
@@ -332,7 +347,7 @@ def read_fimi(path: PathLike, *, name: str = "FIMI", truncated: str = "error", b
     original id (``vocabulary`` holds the original ids, int64); within a transaction items keep
     their order of first occurrence and repeats are dropped (counted in ``notes``).  Parsing is
     vectorised over the whole buffer, so a 30 MB file takes a few seconds.  Datasets chapter,
-    label ``sec-datasets-parsers``.
+    :ref:`sec-datasets-parsers`.
 
     Parameters
     ----------
@@ -355,8 +370,8 @@ def read_fimi(path: PathLike, *, name: str = "FIMI", truncated: str = "error", b
     """
     p = _check_path(path)
     name = _check_name(name)
-    truncated = _check_choice(truncated, "truncated", ("error", "drop"))
-    blank = _check_choice(blank, "blank", ("error", "skip"))
+    _check_choice(truncated, "truncated", ("error", "drop"))
+    _check_choice(blank, "blank", ("error", "skip"))
     fname = p.name
     notes: list[str] = []
     buf = _cut_truncated(_read_bytes(p), fname, truncated, notes)
@@ -404,7 +419,11 @@ def _json_key(obj: dict[str, Any], key: str, fname: str, line: int) -> str:
 
 
 def read_clothing(
-    path: PathLike, *, name: str = "Clothing", truncated: str = "error", blank: str = "error"
+    path: PathLike,
+    *,
+    name: str = "Clothing",
+    truncated: Literal["error", "drop"] = "error",
+    blank: Literal["error", "skip"] = "error",
 ) -> ItemSetData:
     """Read the Rent the Runway "clothing fit" JSON-lines file (``renttherunway_final_data.json``).
 
@@ -413,7 +432,7 @@ def read_clothing(
     in file order (a user renting the same item twice counts once; the number of merged records
     goes into ``notes``); ``vocabulary`` holds the item ids as strings, sorted as strings.  The
     published file has 192,544 records, 105,508 users and 5,850 items (the ID-LDP paper's
-    "Clothing").  Datasets chapter, label ``sec-datasets-parsers``.
+    "Clothing").  Datasets chapter, :ref:`sec-datasets-parsers`.
 
     Because a JSON object is self-delimiting, a last line without a newline that parses as a
     complete object is accepted; one that does not parse is a truncated line, handled by
@@ -436,8 +455,8 @@ def read_clothing(
     """
     p = _check_path(path)
     name = _check_name(name)
-    truncated = _check_choice(truncated, "truncated", ("error", "drop"))
-    blank = _check_choice(blank, "blank", ("error", "skip"))
+    _check_choice(truncated, "truncated", ("error", "drop"))
+    _check_choice(blank, "blank", ("error", "skip"))
     fname = p.name
     notes: list[str] = []
     text = _decode_utf8(_read_bytes(p), fname)
@@ -511,7 +530,7 @@ def read_gowalla_10core(paths: PathLike | Iterable[PathLike], *, name: str = "Go
     exactly ``0..U-1`` over the union (error otherwise); a line holding only a user id is an empty
     contribution.  Locations are re-indexed by sorted id (``vocabulary`` holds the original ids).
     The real split files give 29,858 users, 40,981 locations and 1,027,370 user-location pairs.
-    Datasets chapter, label ``sec-datasets-parsers``.
+    Datasets chapter, :ref:`sec-datasets-parsers`.
 
     Parameters
     ----------
@@ -534,7 +553,9 @@ def read_gowalla_10core(paths: PathLike | Iterable[PathLike], *, name: str = "Go
     if not plist:
         raise ValueError("paths is empty: give at least one Gowalla file")
     name = _check_name(name)
-    all_user, all_loc, notes = [], [], []
+    all_user: list[np.ndarray] = []
+    all_loc: list[np.ndarray] = []
+    notes: list[str] = []
     seen_users: list[np.ndarray] = []
     for p in plist:
         buf = _cut_truncated(_read_bytes(p), p.name, "error", notes)
@@ -592,6 +613,18 @@ class CheckIns:
         File name and sha256.
     notes
         What the parser dropped, with counts.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ldpkit.datasets import read_gowalla_checkins
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "checkins.txt"
+    ...     _ = path.write_text("0\\t2010-10-19T23:55:27Z\\t30.2359\\t-97.7951\\t22847\\n"
+    ...                         "1\\t2010-10-17T23:42:03Z\\t30.2557\\t-97.7634\\t316637\\n")
+    ...     checkins = read_gowalla_checkins(path)
+    >>> len(checkins), checkins.user.tolist(), checkins.location.tolist()
+    (2, [0, 1], [22847, 316637])
     """
 
     user: np.ndarray
@@ -606,13 +639,13 @@ class CheckIns:
         return int(self.user.size)
 
 
-def read_gowalla_checkins(path: PathLike, *, truncated: str = "error") -> CheckIns:
+def read_gowalla_checkins(path: PathLike, *, truncated: Literal["error", "drop"] = "error") -> CheckIns:
     """Read the raw SNAP Gowalla check-ins (``loc-gowalla_totalCheckins.txt``, optionally gzipped).
 
     Tab-separated lines ``user, time, latitude, longitude, location`` with times like
     ``2010-10-19T23:55:27Z``.  Every field is validated (integer ids >= 0, ISO time in UTC,
     latitude in [-90, 90], longitude in [-180, 180]); the first bad line raises.  Datasets
-    chapter, label ``sec-datasets-parsers``.
+    chapter, :ref:`sec-datasets-parsers`.
 
     Parameters
     ----------
@@ -630,7 +663,7 @@ def read_gowalla_checkins(path: PathLike, *, truncated: str = "error") -> CheckI
     import pandas as pd
 
     p = _check_path(path)
-    truncated = _check_choice(truncated, "truncated", ("error", "drop"))
+    _check_choice(truncated, "truncated", ("error", "drop"))
     fname = p.name
     notes: list[str] = []
     buf = _cut_truncated(_read_bytes(p), fname, truncated, notes)
@@ -749,8 +782,8 @@ def _brown_members(p: Path) -> list[tuple[str, bytes]]:
     try:
         with tarfile.open(p, mode="r:*") as tar:
             for info in tar:
-                base = info.name.rsplit("/", 1)[-1]
-                if info.isfile() and _BROWN_MEMBER.fullmatch(base):
+                member_name = info.name.rsplit("/", 1)[-1]
+                if info.isfile() and _BROWN_MEMBER.fullmatch(member_name):
                     fh = tar.extractfile(info)
                     assert fh is not None
                     out.append((info.name, fh.read()))
@@ -771,8 +804,8 @@ def read_brown(path: PathLike, *, lowercase: bool = False, name: str = "Brown") 
     ``1-1/2/cd`` is the word ``1-1/2``).  Records follow the files in name order; ``vocabulary`` is
     sorted.  The real corpus has 1,161,192 tokens, 56,057 distinct words and 49,815 distinct
     lowercased words.  ``source`` is the archive's name and sha256, or for a directory a combined
-    sha256 over the corpus files' names and contents.  Datasets chapter, label
-    ``sec-datasets-parsers``.
+    sha256 over the corpus files' names and contents.  Datasets chapter,
+    :ref:`sec-datasets-parsers`.
 
     Parameters
     ----------
@@ -883,7 +916,7 @@ def _read_online_retail_frame(p: Path, notes: list[str]) -> Any:
 
 
 def read_online_retail(
-    path: PathLike, *, clean: bool = True, unit: str = "invoice", name: str = "Online Retail"
+    path: PathLike, *, clean: bool = True, unit: Literal["invoice", "row"] = "invoice", name: str = "Online Retail"
 ) -> ItemSetData | SingleItemData:
     """Read UCI Online Retail (CRAN ``onlineretail`` ``.rda``, ``.csv`` or ``.xlsx``).
 
@@ -894,7 +927,7 @@ def read_online_retail(
     row is one record whose item is its stock code.  ``vocabulary`` holds the sorted stock codes
     that occur (after cleaning).  Real file: 541,909 rows; 25,900 invoices over 4,070 stock codes
     (``clean=False``); 20,728 invoices over 3,941 stock codes (``clean=True``).  Datasets chapter,
-    label ``sec-datasets-parsers``.
+    :ref:`sec-datasets-parsers`.
 
     Parameters
     ----------
@@ -917,7 +950,7 @@ def read_online_retail(
     p = _check_path(path)
     if not isinstance(clean, bool):
         raise ValueError(f"clean must be True or False, got {clean!r}")
-    unit = _check_choice(unit, "unit", ("invoice", "row"))
+    _check_choice(unit, "unit", ("invoice", "row"))
     name = _check_name(name)
     fname = p.name
     notes: list[str] = []
@@ -983,14 +1016,18 @@ def _string_column(col: Any, column: str, fname: str) -> np.ndarray:
 
 
 def read_groceries(
-    path: PathLike, *, name: str = "Groceries", truncated: str = "error", blank: str = "error"
+    path: PathLike,
+    *,
+    name: str = "Groceries",
+    truncated: Literal["error", "drop"] = "error",
+    blank: Literal["error", "skip"] = "error",
 ) -> ItemSetData:
     """Read the arules Groceries CSV: one basket per line, comma-separated item names, no header.
 
     Item names may contain spaces and slashes (surrounding blanks are stripped; CSV quoting is
     honoured).  ``vocabulary`` holds the sorted names; a name repeated within a basket is dropped
     and counted in ``notes``.  The real file has 9,835 baskets over 169 items (mean size 4.41,
-    max 32).  Datasets chapter, label ``sec-datasets-parsers``.
+    max 32).  Datasets chapter, :ref:`sec-datasets-parsers`.
 
     Parameters
     ----------
@@ -1008,8 +1045,8 @@ def read_groceries(
     """
     p = _check_path(path)
     name = _check_name(name)
-    truncated = _check_choice(truncated, "truncated", ("error", "drop"))
-    blank = _check_choice(blank, "blank", ("error", "skip"))
+    _check_choice(truncated, "truncated", ("error", "drop"))
+    _check_choice(blank, "blank", ("error", "skip"))
     fname = p.name
     notes: list[str] = []
     buf = _cut_truncated(_read_bytes(p), fname, truncated, notes)

@@ -3,7 +3,7 @@
 Each :class:`DatasetInfo` records where the data come from, under which licence, the statistics
 published for it (used to calibrate stand-ins and, for the files whose checksum could not be
 pinned, to verify a download), and how it may be laid out on disk.  The Datasets page of the book
-(section ``sec-datasets-registry``) renders this registry.
+(:ref:`sec-datasets-registry`) renders this registry.
 
 Checksums.  A ``DataFile`` with ``sha256=None`` has no pinned checksum: the full file was not
 available when the registry was written.  After downloading such a file its hash is recorded next
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "DATASETS",
@@ -46,6 +46,13 @@ class DataFile:
         When set, ``url`` is a tar archive (``.tar.gz``/``.tgz``) and the file is this member.
     mirrors
         Further URLs tried, in order, after ``url``.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import DATASETS
+    >>> spec = DATASETS["groceries"].files[0]
+    >>> spec.name, spec.sha256 is not None
+    ('groceries.csv', True)
     """
 
     path: str
@@ -91,6 +98,13 @@ class DatasetInfo:
     counted
         Statistics we counted on the copy whose checksum is pinned (may differ from
         :attr:`published`; the differences are explained in :attr:`notes`).
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import DATASETS
+    >>> info = DATASETS["groceries"]
+    >>> info.name, info.kind, info.published["n"], info.published["m"], info.pinned
+    ('Groceries', 'itemsets', 9835, 169, True)
     """
 
     key: str
@@ -101,7 +115,7 @@ class DatasetInfo:
     citation_url: str
     published: Mapping[str, Any]
     notes: tuple[str, ...] = ()
-    kind: str = "itemsets"
+    kind: Literal["itemsets", "single"] = "itemsets"
     alternatives: tuple[tuple[DataFile, ...], ...] = ()
     counted: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: key of a real sample of the same data (e.g. a prefix of the file); when it is available,

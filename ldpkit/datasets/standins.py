@@ -11,7 +11,7 @@ replaces, set sizes with the published mean (and maximum), and Zipf-distributed 
   sampling: duplicates of an i.i.d. draw are redrawn until the set is distinct, which gives the
   same law as drawing one item at a time from the remaining ones).
 
-The exponent ``s`` of each dataset is fitted by :func:`fit_zipf_exponent` (least squares of log
+The exponent ``s`` of each dataset is fitted by :func:`~ldpkit.datasets.fit_zipf_exponent` (least squares of log
 count on log rank over ranks 1..1000) on the real data where we hold it, and pinned below.
 Every result has ``is_standin=True``, the real dataset's ``name`` (so its ``label`` ends in
 ``"(stand-in)"``), a ``source`` naming the generator and its parameters, and notes saying which
@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, special
 
-from .._rng import as_generator
+from .._rng import RNGLike, as_generator
 from .._validation import check_counts, check_positive_int, check_positive_real
 from ..padding import ItemSets
 from .containers import ItemSetData, SingleItemData
@@ -38,6 +39,7 @@ __all__ = [
     "KOSARAK_ZIPF_EXPONENT",
     "bootstrap_itemsets",
     "ZIPF_EXPONENTS",
+    "StandInSource",
     "StandInSpec",
     "fit_zipf_exponent",
     "size_distribution",
@@ -51,7 +53,7 @@ __all__ = [
 # counts[i] = number of users holding item i (for Brown: occurrences of each word).  Recomputed by
 # tests/test_datasets_loaders.py when LDPKIT_DATA_DIR is set.
 
-#: Kosarak: fitted on the 36,682 complete sessions of kosarak-prefix.dat (the full file is not
+#: Kosarak's exponent, fitted on the 36,682 complete sessions of kosarak-prefix.dat (the full file is not
 #: held); used for stand-ins of both the full file and the prefix.
 KOSARAK_ZIPF_EXPONENT = 0.7565481214780405
 
@@ -79,12 +81,12 @@ _HEAD_CAVEAT = (
 )
 
 
-def fit_zipf_exponent(counts: Any, ranks: tuple[int, int] = (1, 1000)) -> float:
+def fit_zipf_exponent(counts: ArrayLike, ranks: tuple[int, int] = (1, 1000)) -> float:
     """Zipf exponent ``s`` of a rank-frequency curve by log-log least squares.
 
     Sorts the positive ``counts`` in decreasing order, keeps ranks ``ranks[0]..ranks[1]``
     (clipped to the number of positive counts) and fits ``log count = c - s log rank``.
-    Datasets chapter, label ``sec-datasets-standins``.
+    Datasets chapter, :ref:`sec-datasets-standins`.
 
     Parameters
     ----------
@@ -136,6 +138,14 @@ class StandInSpec:
         Where the numbers come from (for the notes).
     zipf_basis
         Where ``zipf_s`` comes from (fitted on what, or assumed).
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import standin_itemsets
+    >>> from ldpkit.datasets.standins import StandInSpec
+    >>> data = standin_itemsets(StandInSpec("Toy", n=200, m=30, mean_size=3.0, zipf_s=1.0), rng=0)
+    >>> data.n, data.m, data.is_standin, data.label
+    (200, 30, True, 'Toy (stand-in)')
     """
 
     name: str
@@ -145,8 +155,8 @@ class StandInSpec:
     max_size: int | None = None
     min_size: int = 1
     zipf_s: float = 1.0
-    size_law: str = "geometric"
-    kind: str = "itemsets"
+    size_law: Literal["geometric", "poisson"] = "geometric"
+    kind: Literal["itemsets", "single"] = "itemsets"
     basis: str = ""
     zipf_basis: str = ""
 
@@ -179,6 +189,11 @@ class StandInSpec:
         return self.m if self.max_size is None else int(self.max_size)
 
 
+#: what the stand-in generators accept (a registry key, its :class:`~ldpkit.datasets.registry.DatasetInfo`,
+#: a :class:`StandInSpec`, or a mapping of :class:`StandInSpec` fields)
+StandInSource = Union[str, DatasetInfo, StandInSpec, Mapping[str, Any]]
+
+
 # ---------------------------------------------------------------------------------------------
 # set sizes
 
@@ -198,7 +213,7 @@ def size_distribution(spec: StandInSpec) -> tuple[np.ndarray, np.ndarray]:
 
     The law's parameter is solved so that its mean equals ``spec.mean_size`` (after truncation).
     Tests use the returned pmf to derive tolerances (``sd = sqrt(sum pmf (k - mean)^2)``).
-    Datasets chapter, label ``sec-datasets-standins``.
+    Datasets chapter, :ref:`sec-datasets-standins`.
     """
     support = np.arange(spec.min_size, spec.upper + 1)
     if spec.upper == spec.min_size:
@@ -281,7 +296,9 @@ def _distinct_sets(
 # specs from the registry
 
 
-def _variant(key: str, *, lowercase: bool = False, clean: bool = True, unit: str = "invoice") -> str:
+def _variant(
+    key: str, *, lowercase: bool = False, clean: bool = True, unit: Literal["invoice", "row"] = "invoice"
+) -> str:
     if key == "brown":
         return "brown-lowercase" if lowercase else "brown"
     if key == "online-retail":
@@ -290,7 +307,7 @@ def _variant(key: str, *, lowercase: bool = False, clean: bool = True, unit: str
 
 
 def spec_for(
-    key: str | DatasetInfo, *, lowercase: bool = False, clean: bool = True, unit: str = "invoice"
+    key: str | DatasetInfo, *, lowercase: bool = False, clean: bool = True, unit: Literal["invoice", "row"] = "invoice"
 ) -> StandInSpec:
     """The stand-in parameters of a registry dataset (and loader options).
 
@@ -301,7 +318,7 @@ def spec_for(
     lowercase
         Brown only: lowercased vocabulary (49,815 words instead of 56,057).
     clean, unit
-        Online Retail only: as for :func:`~ldpkit.datasets.loaders.load_online_retail`.
+        Online Retail only: as for :func:`~ldpkit.datasets.load_online_retail`.
     """
     info = key if isinstance(key, DatasetInfo) else DATASETS.get(key)
     if info is None:
@@ -349,7 +366,7 @@ def spec_for(
                        basis=basis + f" ({pub.get('source', 'published')})", zipf_basis=zipf_basis)
 
 
-def _as_spec(info_or_params: Any, kind: str) -> StandInSpec:
+def _as_spec(info_or_params: StandInSource, kind: Literal["itemsets", "single"]) -> StandInSpec:
     if isinstance(info_or_params, StandInSpec):
         spec = info_or_params
     elif isinstance(info_or_params, (str, DatasetInfo)):
@@ -363,7 +380,7 @@ def _as_spec(info_or_params: Any, kind: str) -> StandInSpec:
     return spec if spec.kind == kind else replace(spec, kind=kind)
 
 
-def _generator(rng: Any) -> tuple[np.random.Generator, str]:
+def _generator(rng: RNGLike) -> tuple[np.random.Generator, str]:
     """The generator for ``rng`` and a description that lets a reader replay it when possible."""
     if rng is None:
         seq = np.random.SeedSequence()
@@ -376,16 +393,16 @@ def _generator(rng: Any) -> tuple[np.random.Generator, str]:
     return gen, f"seed {int(rng)}"
 
 
-def standin_itemsets(info_or_params: Any, rng: Any = 0) -> ItemSetData:
+def standin_itemsets(info_or_params: StandInSource, rng: RNGLike = 0) -> ItemSetData:
     """Synthetic item-set data with a real dataset's ``n``, ``m``, mean set size and Zipf popularity.
 
-    Datasets chapter, label ``sec-datasets-standins``.
+    Datasets chapter, :ref:`sec-datasets-standins`.
 
     Parameters
     ----------
     info_or_params
-        A registry key, a :class:`DatasetInfo`, a :class:`StandInSpec`, or a mapping of
-        :class:`StandInSpec` fields.
+        A registry key, a :class:`~ldpkit.datasets.DatasetInfo`, a
+        :class:`~ldpkit.datasets.standins.StandInSpec`, or a mapping of its fields.
     rng
         Seed or generator (see :func:`ldpkit.as_generator`); the default ``0`` makes the stand-in
         the same dataset on every call.
@@ -420,10 +437,10 @@ def standin_itemsets(info_or_params: Any, rng: Any = 0) -> ItemSetData:
                        is_standin=True, notes=notes)
 
 
-def standin_single(info_or_params: Any, rng: Any = 0) -> SingleItemData:
+def standin_single(info_or_params: StandInSource, rng: RNGLike = 0) -> SingleItemData:
     """Synthetic single-item data: ``n`` users each holding one Zipf-distributed item of ``m``.
 
-    Datasets chapter, label ``sec-datasets-standins``.  Parameters as in :func:`standin_itemsets` (set-size
+    Datasets chapter, :ref:`sec-datasets-standins`.  Parameters as in :func:`standin_itemsets` (set-size
     fields are ignored).
     """
     spec = _as_spec(info_or_params, "single")
@@ -446,7 +463,7 @@ def standin_single(info_or_params: Any, rng: Any = 0) -> SingleItemData:
                           is_standin=True, notes=notes)
 
 
-def bootstrap_itemsets(sample: ItemSetData, n: int, m: int, rng: Any = 0, name: str | None = None) -> ItemSetData:
+def bootstrap_itemsets(sample: ItemSetData, n: int, m: int, rng: RNGLike = 0, name: str | None = None) -> ItemSetData:
     """Stand-in made of ``n`` users resampled with replacement from a real sample of users.
 
     Used for full Kosarak, of which only a prefix (the first 36,682 sessions) is held: the
@@ -454,8 +471,8 @@ def bootstrap_itemsets(sample: ItemSetData, n: int, m: int, rng: Any = 0, name: 
     curve, which a fitted power law gets wrong) and the published ``n`` and ``m``; the
     ``m - sample.m`` items that the sample never shows get count 0.  What it cannot reproduce is
     the tail of items absent from the sample, and the fact that distinct real users are distinct
-    (each sampled session appears about ``n / len(sample)`` times).  Datasets chapter, label
-    ``sec-datasets-standins``.
+    (each sampled session appears about ``n / len(sample)`` times).  Datasets chapter,
+    :ref:`sec-datasets-standins`.
     """
     if not isinstance(sample, ItemSetData):
         raise ValueError(f"sample must be an ItemSetData, got {type(sample).__name__}")

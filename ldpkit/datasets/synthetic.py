@@ -6,7 +6,7 @@ missing files.  Each returns a :class:`~ldpkit.datasets.containers.SingleItemDat
 (so a run started with ``rng=None`` can still be replayed), and whose ``notes`` record how an
 ambiguous description in the paper was read.  Every generator has a companion function giving
 the exact item probabilities, so tests and the book can compare empirical frequencies with
-the truth.  Documented on the Datasets page of the book (label ``sec-synthetic``).
+the truth.  Documented on the Datasets page of the book (:ref:`sec-synthetic`).
 
 =========================  ==========================================  =====================
 generator                  paper and dataset                           exact probabilities
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import special
 
-from .._rng import as_generator
+from .._rng import RNGLike, as_generator
 from .._validation import check_domain_size, check_positive_int, check_positive_real
 from .containers import SingleItemData
 
@@ -64,7 +64,7 @@ def _check_exponent(value: Any, name: str, lower: float, strict: bool) -> float:
     return out
 
 
-def _rng_provenance(rng: Any, gen: np.random.Generator) -> str:
+def _rng_provenance(rng: RNGLike, gen: np.random.Generator) -> str:
     """Describe the random stream well enough to replay it (see the module docstring)."""
     seed_seq = getattr(gen.bit_generator, "seed_seq", None)
     entropy = getattr(seed_seq, "entropy", None)
@@ -79,7 +79,7 @@ def _rng_provenance(rng: Any, gen: np.random.Generator) -> str:
     return f"rng=SeedSequence({desc})"
 
 
-def _source(func: str, params: str, rng: Any, gen: np.random.Generator) -> str:
+def _source(func: str, params: str, rng: RNGLike, gen: np.random.Generator) -> str:
     return f"{_MODULE}.{func}({params}); {_rng_provenance(rng, gen)}"
 
 
@@ -96,7 +96,7 @@ def power_law_probabilities(m: int, alpha: float = 2.0) -> np.ndarray:
     ``P(item k-1) = (k**(1-alpha) - (k+1)**(1-alpha)) / (1 - (m+1)**(1-alpha))``,
 
     and for ``alpha == 1``, ``P(item k-1) = log((k+1)/k) / log(m+1)``.  Datasets page of the
-    book, label ``eq-power-law-items``.
+    book, eq. :eq:`eq-power-law-items`.
 
     Parameters
     ----------
@@ -123,7 +123,7 @@ def power_law_probabilities(m: int, alpha: float = 2.0) -> np.ndarray:
     return p / p.sum()
 
 
-def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: Any = None) -> SingleItemData:
+def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: RNGLike = None) -> SingleItemData:
     """ID-LDP "Power-law" dataset: ``n`` users, one item each from a floored power law on ``m`` items.
 
     The ID-LDP paper :cite:`gu2020idldp` draws values from a power law with exponent 2 and then
@@ -135,7 +135,7 @@ def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: Any
     ``F(x) = (1 - x**(1-alpha)) / (1 - (m+1)**(1-alpha))``.  The resulting probabilities are
     :func:`power_law_probabilities`; with ``alpha = 2`` and ``m = 100`` the top item has
     probability ``0.5 / (1 - 1/101) = 0.505`` (a discrete Zipf law truncated at ``m`` would give
-    ``1 / H(100, 2) = 0.609``).  Datasets page of the book, label ``sec-synthetic-power-law``.
+    ``1 / H(100, 2) = 0.609``).  Datasets page of the book, :ref:`ID-LDP power-law data <sec-synthetic-power-law>`.
 
     Why this reading: the paper separates "generate from a power law" from "round into the
     domain", which describes a continuous draw followed by discretisation rather than a
@@ -189,11 +189,11 @@ def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: Any
 # --------------------------------------------------------------------------- ID-LDP uniform
 
 
-def uniform_items(n: int = 100_000, m: int = 1_000, rng: Any = None) -> SingleItemData:
+def uniform_items(n: int = 100_000, m: int = 1_000, rng: RNGLike = None) -> SingleItemData:
     """ID-LDP "Uniform" dataset: each of ``n`` users holds an independent uniform item of ``m``.
 
     Table II of :cite:`gu2020idldp` uses ``n = 100,000`` and ``m = 1,000``.  Each item has
-    probability ``1/m``.  Datasets page of the book, label ``sec-synthetic-uniform``.
+    probability ``1/m``.  Datasets page of the book, :ref:`ID-LDP uniform data <sec-synthetic-uniform>`.
 
     Parameters
     ----------
@@ -224,7 +224,7 @@ def zipf_probabilities(d: int, s: float) -> np.ndarray:
     """Zipf law on ``d`` items: ``P(item k-1) = k**(-s) / sum_j j**(-s)`` for ``k = 1..d``.
 
     Any finite exponent ``s >= 0`` is allowed (``s = 0`` is uniform).  Datasets page of the
-    book, label ``eq-zipf``.
+    book, eq. :eq:`eq-zipf`.
     """
     d = check_domain_size(d, "d")
     s = _check_exponent(s, "s", 0.0, strict=False)
@@ -233,7 +233,7 @@ def zipf_probabilities(d: int, s: float) -> np.ndarray:
     return w / w.sum()
 
 
-def zipf_counts(d: int, n: int, s: float, rng: Any = None) -> np.ndarray:
+def zipf_counts(d: int, n: int, s: float, rng: RNGLike = None) -> np.ndarray:
     """Item counts of ``n`` users drawn i.i.d. from :func:`zipf_probabilities` ``(d, s)``.
 
     A single multinomial draw, so the counts sum to ``n`` exactly.  Used by the Estimation
@@ -268,14 +268,14 @@ def truncated_zipf_probabilities(m: int, alpha: float = 2.0) -> np.ndarray:
     Conditioning the untruncated law ``k**(-alpha) / zeta(alpha)`` on ``k <= m`` gives
     ``k**(-alpha) / H(m, alpha)`` with ``H(m, alpha) = sum_{j<=m} j**(-alpha)``: the same vector
     as :func:`zipf_probabilities` ``(m, alpha)``, but ``alpha > 1`` is required because
-    :func:`zipf_items` draws from the untruncated law.  Datasets page, label ``eq-zipf``.
+    :func:`zipf_items` draws from the untruncated law.  Datasets page, eq. :eq:`eq-zipf`.
     """
     m = check_domain_size(m, "m")
     alpha = _check_exponent(alpha, "alpha", 1.0, strict=True)
     return zipf_probabilities(m, alpha)
 
 
-def zipf_items(n: int = 100_000, m: int = 20, alpha: float = 2.0, rng: Any = None) -> SingleItemData:
+def zipf_items(n: int = 100_000, m: int = 20, alpha: float = 2.0, rng: RNGLike = None) -> SingleItemData:
     """IPLDP "Zipf" dataset: ``n`` draws of ``Zipf(alpha)`` (support 1, 2, ...) kept only if ``<= m``.
 
     The IPLDP paper :cite:`li2023ipldp` samples a Zipf law with exponent 2 and filters the
@@ -287,8 +287,8 @@ def zipf_items(n: int = 100_000, m: int = 20, alpha: float = 2.0, rng: Any = Non
     items (:func:`truncated_zipf_probabilities`), and the user count is exactly ``n``.  (The
     paper's variant, which filters a fixed number of draws and keeps whatever survives, has
     the same per-user distribution but a random ``n``.)  The domain is always ``1..m`` even if
-    some item happens to be drawn by nobody.  Datasets page of the book, label
-    ``sec-synthetic-zipf``.
+    some item happens to be drawn by nobody.  Datasets page of the book,
+    :ref:`IPLDP Zipf data <sec-synthetic-zipf>`.
 
     Parameters
     ----------
@@ -340,8 +340,8 @@ def fldp_zipf_items(
     n: int = 593_358,
     a: float = 2.0,
     max_items: int | None = None,
-    tail: str = "drop",
-    rng: Any = None,
+    tail: Literal["drop", "merge"] = "drop",
+    rng: RNGLike = None,
 ) -> SingleItemData:
     """FLDP "Zipf" dataset: ``n`` records drawn with :meth:`numpy.random.Generator.zipf` ``(a)``.
 
@@ -352,7 +352,7 @@ def fldp_zipf_items(
     distinct values drawn, and item ``k`` is ``vocabulary[k]``; the untruncated law gives value
     ``v`` probability ``v**(-a) / zeta(a)``.  The paper used the legacy
     ``numpy.random.zipf``: same distribution, different random stream.  Datasets page of the
-    book, label ``sec-synthetic-fldp-zipf``.
+    book, :ref:`FLDP Zipf data <sec-synthetic-fldp-zipf>`.
 
     The tail is unbounded (with ``a = 2`` the largest of 593,358 draws is typically in the
     hundreds of thousands, with about a thousand distinct values).  ``max_items`` optionally

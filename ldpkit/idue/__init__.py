@@ -5,9 +5,9 @@ encoding with probability ``a_k`` (own bit) or ``b_k`` (other bits), choosing on
 ``(a_i, b_i)`` per *privacy level* ``i = 1..t`` (budget ``eps_i``, ``m_i`` items).  The pair
 budget of levels ``i, j`` is ``r_ij = r(eps_i, eps_j)`` (``min`` for MinID-LDP).  For distinct
 items of levels ``i`` and ``j`` the tight privacy loss is
-``log[a_i (1 - b_j) / (b_i (1 - a_j))]`` (ID-LDP chapter, label ``eq-idue-constraint``).
+``log[a_i (1 - b_j) / (b_i (1 - a_j))]`` (ID-LDP chapter, eq. :eq:`eq-idue-constraint`).
 
-Three optimisation models choose ``(a, b)`` (ID-LDP chapter, label ``sec-idldp-models``):
+Three optimisation models choose ``(a, b)`` (ID-LDP chapter, :ref:`sec-idldp-models`):
 
 * ``opt0`` -- worst-case total MSE per user,
   ``f = sum_i m_i b_i(1-b_i)/(a_i-b_i)^2 + max_i (1-a_i-b_i)/(a_i-b_i)``, under every pair
@@ -18,8 +18,8 @@ Three optimisation models choose ``(a, b)`` (ID-LDP chapter, label ``sec-idldp-m
   the max as ``max_i F_i`` with
   ``F_i = sum_{k != i} m_k (1/Z_k + 1/(Z_k Y_k)) + (m_i - 1)/Z_i + m_i/(Z_i Y_i) + 1/Y_i``
   (a posynomial because ``m_i >= 1``) makes opt0 a *geometric program*: convex in
-  ``(log Z, log Y)``, so every KKT point is the global optimum (ID-LDP chapter, label
-  ``thm-opt0-gp``).  :func:`solve_opt0` solves that convex form with cvxpy, verifies its KKT
+  ``(log Z, log Y)``, so every KKT point is the global optimum (ID-LDP chapter,
+  :prf:ref:`thm-opt0-gp`).  :func:`solve_opt0` solves that convex form with cvxpy, verifies its KKT
   conditions, and cross-checks with a multistart local solver in the log-ratio coordinates
   ``(u, v)`` and, for ``t <= 3``, a branch-and-bound interval search.
 * ``opt1`` -- RAPPOR structure ``a_i = 1 - b_i = e^{tau_i}/(e^{tau_i}+1)``.

@@ -1,21 +1,23 @@
 """IDUE-PS for item sets (Gu et al., Algorithm 2, eq. (15), Lemma 2 and Theorem 4).
 
-ID-LDP chapter, labels ``eq-itemset-budget`` and ``thm-idue-ps``.
+ID-LDP chapter, eq. :eq:`eq-itemset-budget` and :prf:ref:`thm-idue-ps`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Set
+from typing import Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import accountant
 from .._validation import check_epsilon, check_positive_int
 from ..accountant import Guarantee, PairRule
-from ..padding import PaddingSampling, all_itemsets, as_itemsets
+from ..padding import ItemSetsLike, PaddingSampling, all_itemsets, as_itemsets
 from ..unary import OUE, RAPPOR, UnaryEncoding
 from .mechanism import IDUE, item_budgets
-from .problem import MODELS, IDUESolution, check_pairs_flag
+from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
 
 __all__ = ["IDUEPS", "check_itemset_id_ldp", "idue_ps", "itemset_budget", "lemma2_log_bounds", "oue_ps", "rappor_ps"]
@@ -30,12 +32,14 @@ def _check_dummy_budget(dummy_budget: Any, eps: np.ndarray) -> float:
     return float(eps[np.argmin(np.abs(eps - val))])
 
 
-def itemset_budget(itemset: Any, budgets: Any, ell: int, dummy_budget: float | None = None) -> float:
+def itemset_budget(
+    itemset: Union[ArrayLike, Set[int]], budgets: ArrayLike, ell: int, dummy_budget: float | None = None
+) -> float:
     """Budget of an item set, eq. (15): ``ln[eta mean_{i in x} e^{eps_i} + (1 - eta) e^{eps*}]``.
 
     ``eta = |x| / max(|x|, ell)`` is the probability that Padding-and-Sampling reports a real
     item; the empty set gets ``eps*`` (the dummies' budget, default the smallest budget).
-    Computed with a weighted log-sum-exp (ID-LDP chapter, label ``eq-itemset-budget``).
+    Computed with a weighted log-sum-exp (ID-LDP chapter, eq. :eq:`eq-itemset-budget`).
     """
     from scipy.special import logsumexp
 
@@ -54,7 +58,7 @@ def itemset_budget(itemset: Any, budgets: Any, ell: int, dummy_budget: float | N
 
 
 def check_itemset_id_ldp(
-    ps: PaddingSampling, budgets: Any, dummy_budget: float | None = None, r: PairRule = "min"
+    ps: PaddingSampling, budgets: ArrayLike, dummy_budget: float | None = None, r: PairRule = "min"
 ) -> accountant.IDLDPResult:
     """Theorem 4 by exact enumeration: every item set against every other, every output.
 
@@ -62,7 +66,7 @@ def check_itemset_id_ldp(
     ``d <= MAX_ENUMERATED_D`` and a unary inner oracle small enough to enumerate) is checked
     with :func:`ldpkit.accountant.check_id_ldp` against the item-set budgets of eq. (15)
     (:func:`itemset_budget`).  Works for any Padding-and-Sampling mechanism, not only solver
-    outputs (ID-LDP chapter, label ``thm-idue-ps``).
+    outputs (ID-LDP chapter, :prf:ref:`thm-idue-ps`).
     """
     eps = item_budgets(budgets, minimum=1)
     if eps.size != ps.d:
@@ -72,12 +76,12 @@ def check_itemset_id_ldp(
     return accountant.check_id_ldp(ps.channel(sets), set_budgets, r=r)
 
 
-def lemma2_log_bounds(ps: PaddingSampling, itemsets: Any) -> np.ndarray:
+def lemma2_log_bounds(ps: PaddingSampling, itemsets: ItemSetsLike) -> np.ndarray:
     """Log of the Lemma 2 bound, eq. (13): ``log(sum_k w_xk alpha_k / sum_k w_x'k beta_k)``.
 
     ``w_xk`` is the probability that set ``x`` samples padded item ``k``, ``alpha = a/b`` and
     ``beta = (1-a)/(1-b)`` of the unary inner oracle.  Returns the matrix over ordered pairs of
-    ``itemsets`` (ID-LDP chapter, label ``thm-idue-ps``).
+    ``itemsets`` (ID-LDP chapter, :prf:ref:`thm-idue-ps`).
     """
     inner = ps.inner
     if not isinstance(inner, UnaryEncoding):
@@ -101,6 +105,17 @@ class IDUEPS(PaddingSampling):
         Real items' budgets (length ``m``).
     dummy_budget
         ``eps*``.
+
+    Examples
+    --------
+    >>> from ldpkit import accountant, idue_ps
+    >>> ps = idue_ps([0.5, 1.0, 1.0], ell=2, model="opt1")
+    >>> ps.inner.d, ps.dummy_budget                  # 3 real items + 2 dummies at eps* = min
+    (5, 0.5)
+    >>> ps.itemset_budgets([[0], [1, 2], []]).round(4).tolist()
+    [0.5, 1.0, 0.5]
+    >>> accountant.verify(ps).satisfied              # Theorem 4, by enumeration of all item sets
+    True
     """
 
     solution: IDUESolution
@@ -120,19 +135,19 @@ class IDUEPS(PaddingSampling):
         sets = all_itemsets(self.d)
         return [Guarantee("minid-ldp", budgets=self.itemset_budgets(sets))]
 
-    def itemset_budgets(self, itemsets: Any) -> np.ndarray:
+    def itemset_budgets(self, itemsets: ItemSetsLike) -> np.ndarray:
         """Eq. (15) for every user's item set."""
         sets = as_itemsets(itemsets, self.d)
         return np.array([itemset_budget(s, self.budgets, self.ell, self.dummy_budget) for s in sets.to_lists()])
 
 
 def idue_ps(
-    budgets: Any,
+    budgets: ArrayLike,
     ell: int,
-    model: str | IDUESolution = "opt0",
+    model: Model | IDUESolution = "opt0",
     r: PairRule = "min",
     dummy_budget: float | None = None,
-    same_level_pairs: str = "paper",
+    same_level_pairs: SameLevelPairs = "paper",
 ) -> IDUEPS:
     """IDUE-PS for item-set input (Gu et al., Algorithm 2 and Theorem 4).
 
@@ -144,7 +159,7 @@ def idue_ps(
     ``(i, i)`` constraint, but once the dummies join it that pair is between distinct items,
     so the dummies are counted when deciding which same-level pairs are needed.
 
-    Theorem 4 (ID-LDP chapter, label ``thm-idue-ps``): if the padded single-item IDUE over the
+    Theorem 4 (ID-LDP chapter, :prf:ref:`thm-idue-ps`): if the padded single-item IDUE over the
     ``m + ell`` items satisfies MinID-LDP (distinct pairs), then IDUE-PS satisfies MinID-LDP
     for item sets with the budgets of :func:`itemset_budget`.  The constructor checks the
     padded IDUE exactly with the accountant.

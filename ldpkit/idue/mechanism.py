@@ -1,25 +1,26 @@
 """The IDUE mechanism (Gu et al., Sec. V): a unary encoding with one ``(a, b)`` per privacy level.
 
-ID-LDP chapter, labels ``alg-idue``, ``eq-idue-estimator`` and ``eq-idue-variance``.
+ID-LDP chapter, :prf:ref:`alg-idue` and eqs. :eq:`eq-idue-estimator` and :eq:`eq-idue-variance`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import accountant
 from .._validation import check_budget_vector, check_domain_size
 from ..accountant import Guarantee, PairRule
 from ..unary import UnaryEncoding
-from .problem import MODELS, IDUESolution, check_pairs_flag
+from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
 
 __all__ = ["IDUE", "item_budgets"]
 
 
-def item_budgets(budgets: Any, minimum: int = 2) -> np.ndarray:
+def item_budgets(budgets: ArrayLike, minimum: int = 2) -> np.ndarray:
     """Validated per-item budget vector (length ``>= minimum``, finite, positive)."""
     arr = np.asarray(budgets, dtype=float) if not isinstance(budgets, np.ndarray) else budgets
     if arr.ndim != 1:
@@ -43,12 +44,12 @@ def _match_levels(values: np.ndarray, level_budgets: np.ndarray, what: str) -> n
 
 
 class IDUE(UnaryEncoding):
-    """Input-Discriminative Unary Encoding (Gu et al., Sec. V) as a :class:`UnaryEncoding`.
+    """Input-Discriminative Unary Encoding (Gu et al., Sec. V) as a :class:`~ldpkit.unary.UnaryEncoding`.
 
     Items with equal budget form a level; every item of level ``i`` uses ``(a_i, b_i)`` of the
     chosen model.  Perturbation, aggregation, the estimator ``(C_i - n b_i)/(a_i - b_i)``
-    (eq. 6) and its variance (eq. 7) are inherited (ID-LDP chapter, labels ``alg-idue``,
-    ``eq-idue-estimator``, ``eq-idue-variance``).
+    (eq. 6) and its variance (eq. 7) are inherited (ID-LDP chapter, :prf:ref:`alg-idue` and
+    eqs. :eq:`eq-idue-estimator` and :eq:`eq-idue-variance`).
 
     Parameters
     ----------
@@ -77,14 +78,25 @@ class IDUE(UnaryEncoding):
     ValueError
         Bad input, or a given solution whose channel violates E-ID-LDP for ``budgets``
         (checked exactly with :func:`ldpkit.accountant.check_id_ldp`).
+
+    Examples
+    --------
+    >>> from ldpkit import IDUE
+    >>> idue = IDUE([1.0, 1.0, 2.0, 2.0, 2.0], model="opt1")   # two privacy levels
+    >>> idue.levels.tolist(), idue.level_budgets.tolist()
+    ([0, 0, 1, 1, 1], [1.0, 2.0])
+    >>> [round(float(a), 4) for a in idue.a]
+    [0.6145, 0.6145, 0.6304, 0.6304, 0.6304]
+    >>> [g.notion for g in idue.guarantees()]
+    ['minid-ldp']
     """
 
     def __init__(
         self,
-        budgets: Any,
-        model: str | IDUESolution = "opt0",
-        r: PairRule | None = None,
-        same_level_pairs: str = "paper",
+        budgets: ArrayLike,
+        model: Model | IDUESolution = "opt0",
+        r: Optional[PairRule] = None,
+        same_level_pairs: SameLevelPairs = "paper",
     ) -> None:
         eps = item_budgets(budgets)
         check_pairs_flag(same_level_pairs)

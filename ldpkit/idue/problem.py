@@ -1,8 +1,8 @@
 """The IDUE optimisation problem: budgets and pair constraints, objectives, the solution record.
 
 Shared by the solvers (:mod:`ldpkit.idue.solvers`) and the mechanism
-(:mod:`ldpkit.idue.mechanism`); ID-LDP chapter, labels ``def-idldp``, ``eq-idue-variance``,
-``eq-opt0`` and ``thm-opt0-gp``.
+(:mod:`ldpkit.idue.mechanism`); ID-LDP chapter, :prf:ref:`def-idldp`, eqs. :eq:`eq-idue-variance`
+and :eq:`eq-opt0`, and :prf:ref:`thm-opt0-gp`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._solvers import SolverError, require_feasible
 from .._validation import check_budget_vector, check_positive_int
@@ -21,6 +22,8 @@ __all__ = [
     "AGREEMENT_RTOL",
     "FEASIBILITY_RTOL",
     "MODELS",
+    "Model",
+    "SameLevelPairs",
     "IDUESolution",
     "IDUESolverError",
     "ab_from_log_ratios",
@@ -40,10 +43,13 @@ __all__ = [
     "worst_case_mse",
 ]
 
-#: the optimisation models of Sec. V-D
-MODELS = ("opt0", "opt1", "opt2")
+#: the name of an optimisation model of Sec. V-D
+Model = Literal["opt0", "opt1", "opt2"]
 
-#: which same-level pairs carry a constraint: every one (the paper) or only real ones
+#: the optimisation models of Sec. V-D
+MODELS: tuple[Model, ...] = ("opt0", "opt1", "opt2")
+
+#: which same-level pairs carry a constraint (every one, as in the paper, or only the real ones)
 SameLevelPairs = Literal["paper", "needed"]
 
 #: a returned solution may exceed a pair constraint by this relative factor at most
@@ -54,10 +60,21 @@ AGREEMENT_RTOL = 1e-6
 
 
 class IDUESolverError(SolverError):
-    """A solver failed, returned an infeasible point, or its certificate did not check out."""
+    """A solver failed, returned an infeasible point, or its certificate did not check out.
+
+    Examples
+    --------
+    >>> from ldpkit.idue import IDUESolverError, solve_opt1
+    >>> issubclass(IDUESolverError, ValueError)      # one except clause catches bad input too
+    True
+    >>> try:
+    ...     solution = solve_opt1([1.0, 2.0], [2, 3])
+    ... except IDUESolverError as err:               # a failed solve or certificate
+    ...     print(f"no certified solution: {err}")
+    """
 
 
-def check_level_budgets(level_budgets: Any) -> np.ndarray:
+def check_level_budgets(level_budgets: ArrayLike) -> np.ndarray:
     arr = np.asarray(level_budgets, dtype=float) if not isinstance(level_budgets, np.ndarray) else level_budgets
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"level_budgets must be a non-empty 1-d array, got shape {np.shape(level_budgets)}")
@@ -67,7 +84,7 @@ def check_level_budgets(level_budgets: Any) -> np.ndarray:
     return arr
 
 
-def check_level_sizes(level_sizes: Any, t: int) -> np.ndarray:
+def check_level_sizes(level_sizes: ArrayLike, t: int) -> np.ndarray:
     arr = np.asarray(level_sizes)
     if arr.ndim != 1:
         raise ValueError(f"level_sizes must be a 1-d array of positive integers, got shape {arr.shape}")
@@ -81,20 +98,20 @@ def check_level_sizes(level_sizes: Any, t: int) -> np.ndarray:
     return out
 
 
-def check_pairs_flag(flag: Any) -> str:
+def check_pairs_flag(flag: Any) -> SameLevelPairs:
     if flag not in ("paper", "needed"):
         raise ValueError(f"same_level_pairs must be 'paper' or 'needed', got {flag!r}")
     return flag
 
 
-def pair_budget_matrix(level_budgets: Any, r: PairRule = "min") -> np.ndarray:
+def pair_budget_matrix(level_budgets: ArrayLike, r: PairRule = "min") -> np.ndarray:
     """The ``t x t`` matrix ``R[i, j] = r(eps_i, eps_j)`` of pair budgets.
 
     ``r`` is ``"min"`` (MinID-LDP), ``"average"``, ``"max"`` or a vectorised callable
     (as in :func:`ldpkit.accountant.check_id_ldp`); ``inf`` entries mean "unconstrained".
     Every finite entry must be positive (a zero pair budget cannot be met by IDUE).
 
-    ID-LDP chapter, label ``def-idldp``.
+    ID-LDP chapter, :prf:ref:`def-idldp`.
     """
     e = check_level_budgets(level_budgets)
     _, rule = resolve_pair_rule(r)
@@ -106,7 +123,7 @@ def pair_budget_matrix(level_budgets: Any, r: PairRule = "min") -> np.ndarray:
     return R
 
 
-def constraint_mask(R: np.ndarray, pair_sizes: np.ndarray, same_level_pairs: str) -> np.ndarray:
+def constraint_mask(R: np.ndarray, pair_sizes: np.ndarray, same_level_pairs: SameLevelPairs) -> np.ndarray:
     """Which ordered level pairs ``(i, j)`` carry the constraint ``u_i + v_j <= R[i, j]``."""
     mask = np.isfinite(R)
     if same_level_pairs == "needed":
@@ -123,22 +140,22 @@ def constraint_mask(R: np.ndarray, pair_sizes: np.ndarray, same_level_pairs: str
 
 
 # ============================================================================ formulas
-def variance_terms(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+def variance_terms(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Per-item coefficients of eq. (7): ``Var[c_hat_i] = n * g_i + c_i * h_i``.
 
-    ``g = b(1-b)/(a-b)^2`` and ``h = (1-a-b)/(a-b)`` (ID-LDP chapter, label
-    ``eq-idue-variance``).
+    ``g = b(1-b)/(a-b)^2`` and ``h = (1-a-b)/(a-b)`` (ID-LDP chapter, eq.
+    :eq:`eq-idue-variance`).
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     return b * (1 - b) / (a - b) ** 2, (1 - a - b) / (a - b)
 
 
-def worst_case_mse(a: Any, b: Any, level_sizes: Any) -> float:
+def worst_case_mse(a: ArrayLike, b: ArrayLike, level_sizes: ArrayLike) -> float:
     """Objective of opt0: ``sum_i m_i g_i + max_i h_i`` (total MSE per user, worst data).
 
     Equals ``max_c sum_k Var[c_hat_k] / n`` over count vectors with ``sum c = n``
-    (ID-LDP chapter, label ``eq-opt0``).
+    (ID-LDP chapter, eq. :eq:`eq-opt0`).
     """
     g, h = variance_terms(a, b)
     m = np.asarray(level_sizes, dtype=float)
@@ -159,10 +176,10 @@ def ab_from_uv(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (1 + Z) * Y / D, Y / D
 
 
-def ab_from_log_ratios(u: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
+def ab_from_log_ratios(u: ArrayLike, v: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Per-bit ``(a, b)`` from the log-ratios ``u = log(a/b)`` and ``v = log((1-b)/(1-a))``.
 
-    The pair loss of items ``i, j`` is ``u_i + v_j`` (ID-LDP chapter, label ``thm-opt0-gp``),
+    The pair loss of items ``i, j`` is ``u_i + v_j`` (ID-LDP chapter, :prf:ref:`thm-opt0-gp`),
     so mechanisms with prescribed losses are easiest to build in these coordinates.  Both must
     be positive and finite (that is ``0 < b < a < 1``) and of equal shape.
     """
@@ -217,9 +234,18 @@ class IDUESolution:
         levels holding a single item).
     diagnostics
         Solver name and status, KKT residuals and, for opt0, the cross-checks.
+
+    Examples
+    --------
+    >>> from ldpkit.idue import solve_opt1
+    >>> sol = solve_opt1([1.0, 2.0], [2, 3])        # level budgets and level sizes
+    >>> sol.model, sol.t, sol.r, [round(float(a), 4) for a in sol.a]
+    ('opt1', 2, 'min', [0.6145, 0.6304])
+    >>> sol.log_ratio().round(4).tolist()            # within the pair budgets min(eps_i, eps_j)
+    [[0.9325, 1.0], [1.0, 1.0675]]
     """
 
-    model: str
+    model: Model
     level_budgets: np.ndarray
     level_sizes: np.ndarray
     a: np.ndarray
@@ -228,7 +254,7 @@ class IDUESolution:
     worst_case_mse_per_user: float
     r: Any
     pair_budgets: np.ndarray
-    same_level_pairs: str = "paper"
+    same_level_pairs: SameLevelPairs = "paper"
     diagnostics: dict = field(default_factory=dict)
 
     @property
@@ -249,7 +275,7 @@ def verify_solution(a: np.ndarray, b: np.ndarray, R: np.ndarray, mask: np.ndarra
     """Check ``0 < b < a < 1`` and every constrained ratio; return the worst log-slack.
 
     Raises :class:`IDUESolverError` when a pair exceeds its budget by more than the relative
-    factor :data:`FEASIBILITY_RTOL`; every solver calls this before it returns.
+    factor :data:`~ldpkit.idue.FEASIBILITY_RTOL`; every solver calls this before it returns.
     """
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise IDUESolverError(f"{what}: non-finite probabilities a={a!r}, b={b!r}")
@@ -266,7 +292,7 @@ def verify_solution(a: np.ndarray, b: np.ndarray, R: np.ndarray, mask: np.ndarra
 
 
 def problem_setup(
-    level_budgets: Any, level_sizes: Any, r: PairRule, same_level_pairs: str, pair_sizes: Any
+    level_budgets: ArrayLike, level_sizes: ArrayLike, r: PairRule, same_level_pairs: SameLevelPairs, pair_sizes: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     e = check_level_budgets(level_budgets)
     m = check_level_sizes(level_sizes, e.size)
@@ -278,8 +304,8 @@ def problem_setup(
 
 
 def make_solution(
-    model: str, e: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray, objective: float,
-    r: PairRule, R: np.ndarray, mask: np.ndarray, flag: str, diagnostics: dict,
+    model: Model, e: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray, objective: float,
+    r: PairRule, R: np.ndarray, mask: np.ndarray, flag: SameLevelPairs, diagnostics: dict,
 ) -> IDUESolution:
     slack = verify_solution(a, b, R, mask, model)
     diagnostics = dict(diagnostics)

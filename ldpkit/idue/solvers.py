@@ -1,9 +1,9 @@
 """The three IDUE optimisation models (Gu et al., Sec. V-D): opt0, opt1 and opt2.
 
-ID-LDP chapter, labels ``sec-idldp-models``, ``prop-idue-convexity`` and ``thm-opt0-gp``.
+ID-LDP chapter, :ref:`sec-idldp-models`, :prf:ref:`prop-idue-convexity` and :prf:ref:`thm-opt0-gp`.
 Every solver validates its input before any computation, and every returned solution is
 feasibility-checked (:func:`ldpkit.idue.problem.verify_solution`) and KKT-certified
-(:mod:`ldpkit._solvers`).
+(``ldpkit._solvers``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._solvers import KKT_RTOL, MARGIN, MAX_REPAIR, cvx_solve, kkt_multipliers, polish_linear
 from .._validation import check_positive_int
@@ -22,6 +23,8 @@ from .problem import (
     MODELS,
     IDUESolution,
     IDUESolverError,
+    Model,
+    SameLevelPairs,
     ab_from_uv,
     make_solution,
     opt0_objective_uv,
@@ -39,10 +42,10 @@ def _f1(tau: np.ndarray, m: np.ndarray) -> float:
 
 
 def solve_opt1(
-    level_budgets: Any,
-    level_sizes: Any,
+    level_budgets: ArrayLike,
+    level_sizes: ArrayLike,
     r: PairRule = "min",
-    same_level_pairs: str = "paper",
+    same_level_pairs: SameLevelPairs = "paper",
     *,
     pair_sizes: Any = None,
 ) -> IDUESolution:
@@ -51,7 +54,7 @@ def solve_opt1(
     Minimises ``sum_i m_i e^{tau_i}/(e^{tau_i}-1)^2`` subject to ``tau_i + tau_j <= r_ij``
     for every constrained ordered pair (both orders bind ``tau_i + tau_j``), ``tau > 0``.
 
-    Convexity (ID-LDP chapter, label ``prop-idue-convexity``): ``e^tau/(e^tau-1)^2 =
+    Convexity (ID-LDP chapter, :prf:ref:`prop-idue-convexity`): ``e^tau/(e^tau-1)^2 =
     1/(4 sinh^2(tau/2))`` has second derivative ``(2 sinh^2(tau/2) + 3)/(8 sinh^4(tau/2)) > 0``,
     so the objective is separable, convex and decreasing, and the constraints are linear.
     That form is not DCP; cvxpy solves the equivalent problem in ``s = log(e^tau - 1)``
@@ -166,10 +169,10 @@ def _opt2_log_polish(b0: np.ndarray, m: np.ndarray, I: np.ndarray, J: np.ndarray
 
 
 def solve_opt2(
-    level_budgets: Any,
-    level_sizes: Any,
+    level_budgets: ArrayLike,
+    level_sizes: ArrayLike,
     r: PairRule = "min",
-    same_level_pairs: str = "paper",
+    same_level_pairs: SameLevelPairs = "paper",
     *,
     pair_sizes: Any = None,
 ) -> IDUESolution:
@@ -178,7 +181,7 @@ def solve_opt2(
     Constraints: ``e^{r_ij} b_i + b_j >= 1`` for every constrained ordered pair (the ratio
     ``a_i(1-b_j)/(b_i(1-a_j)) = (1-b_j)/b_i`` when ``a = 1/2``) and ``0 < b_i < 1/2``.
 
-    Convexity (ID-LDP chapter, label ``prop-idue-convexity``): with ``d = 1/2 - b``,
+    Convexity (ID-LDP chapter, :prf:ref:`prop-idue-convexity`): with ``d = 1/2 - b``,
     ``b(1-b)/d^2 = 1/(4 d^2) - 1``, whose second derivative in ``b`` is ``3/(2 d^4) > 0``;
     the DCP form is ``m_i (0.25 * power(0.5 - b_i, -2) - 1)`` with linear constraints.  KKT
     conditions are verified by NNLS on the active constraints.
@@ -470,7 +473,7 @@ def _opt0_bnb(
     """Branch and bound over the reduced variables ``v`` with a rigorous interval lower bound.
 
     The opt0 objective ``f(u, v)`` is non-increasing in every ``u_i`` and ``v_i`` (ID-LDP
-    chapter, label ``lem-opt0-monotone``), so at an optimum ``u_i = min_j (r_ij - v_j)``.  On
+    chapter, :prf:ref:`lem-opt0-monotone`), so at an optimum ``u_i = min_j (r_ij - v_j)``.  On
     a box ``[lo, hi]`` of ``v``, ``u(v) <= u(lo)`` and ``v <= hi``, hence
     ``f(u(v), v) >= f(u(lo), hi)``: a valid lower bound.  Boxes whose bound exceeds the
     incumbent by the relative gap are discarded; the rest are bisected in every coordinate.
@@ -517,10 +520,10 @@ def _opt0_bnb(
 
 
 def solve_opt0(
-    level_budgets: Any,
-    level_sizes: Any,
+    level_budgets: ArrayLike,
+    level_sizes: ArrayLike,
     r: PairRule = "min",
-    same_level_pairs: str = "paper",
+    same_level_pairs: SameLevelPairs = "paper",
     *,
     pair_sizes: Any = None,
     n_starts: int | None = None,
@@ -532,7 +535,7 @@ def solve_opt0(
     Problem (8): ``min f = sum_i m_i b_i(1-b_i)/(a_i-b_i)^2 + max_i (1-a_i-b_i)/(a_i-b_i)``
     s.t. ``a_i(1-b_j)/(b_i(1-a_j)) <= e^{r_ij}`` and ``0 < b_i < a_i < 1``.
 
-    Method and certificate (ID-LDP chapter, label ``thm-opt0-gp``).  The change of variables
+    Method and certificate (ID-LDP chapter, :prf:ref:`thm-opt0-gp`).  The change of variables
     ``Z = e^u - 1``, ``Y = e^v - 1`` with ``u = log(a/b)``, ``v = log((1-b)/(1-a))``
     (so ``b = Y/(Z + Y + ZY)``, ``a = (1+Z) Y/(Z + Y + ZY)``) is a bijection of ``{0 < b < a < 1}``
     onto ``{Z, Y > 0}`` and turns (8) into the geometric program
@@ -670,11 +673,11 @@ _SOLVERS = {"opt0": solve_opt0, "opt1": solve_opt1, "opt2": solve_opt2}
 
 
 def solve(
-    model: str,
-    level_budgets: Any,
-    level_sizes: Any,
+    model: Model,
+    level_budgets: ArrayLike,
+    level_sizes: ArrayLike,
     r: PairRule = "min",
-    same_level_pairs: str = "paper",
+    same_level_pairs: SameLevelPairs = "paper",
     **kwargs: Any,
 ) -> IDUESolution:
     """Dispatch to :func:`solve_opt0`, :func:`solve_opt1` or :func:`solve_opt2` by name."""

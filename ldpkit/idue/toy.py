@@ -1,6 +1,6 @@
 """The paper's toy example (Sec. IV-A, Table I): five health conditions, HIV at ``ln 4``.
 
-ID-LDP chapter, label ``sec-idldp-table1``.
+ID-LDP chapter, :ref:`sec-idldp-table1`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from ..accountant import PairRule
 from ..unary import OUE, RAPPOR, UnaryEncoding
 from .mechanism import IDUE
-from .problem import MODELS, variance_terms
+from .problem import MODELS, Model, variance_terms
 
 __all__ = ["ToyExample", "toy_example"]
 
@@ -33,13 +33,22 @@ class ToyExample:
         Table I as printed (rounded): per mechanism, ``flip`` = ``1 - a`` and ``b`` for
         ``(i = 1, i = 2..5)``, variance coefficients ``var_n`` (of ``n``) and ``var_c`` (of
         ``c_i``), and the total variance range in units of ``n``.
+
+    Examples
+    --------
+    >>> from ldpkit import toy_example
+    >>> toy = toy_example()
+    >>> toy.names[0], round(float(toy.budgets[0]), 4)        # HIV at ln 4
+    ('HIV', 1.3863)
+    >>> [(row["mechanism"], round(row["total"][0], 2)) for row in toy.rows(models=("opt1",))]
+    [('RAPPOR', 10.0), ('OUE', 9.89), ('IDUE-opt1', 8.61)]
     """
 
     budgets: np.ndarray
     names: tuple[str, ...]
     paper_table: dict
 
-    def rows(self, models: Sequence[str] = MODELS, r: PairRule = "min") -> list[dict]:
+    def rows(self, models: Sequence[Model] = MODELS, r: PairRule = "min") -> list[dict]:
         """Recompute Table I: RAPPOR and OUE at ``min`` budget, then IDUE for each model.
 
         Each row gives ``flip`` (``1 - a``), ``b``, ``var_n`` (``g``), ``var_c`` (``h``) for
@@ -69,7 +78,7 @@ class ToyExample:
 def toy_example() -> ToyExample:
     """The paper's Table I setup (5 items; ``eps_1 = ln 4``, ``eps_2..5 = ln 6``).
 
-    ID-LDP chapter, label ``sec-idldp-table1``.
+    ID-LDP chapter, :ref:`sec-idldp-table1`.
     """
     budgets = np.array([math.log(4.0)] + [math.log(6.0)] * 4)
     paper = {
