@@ -11,6 +11,8 @@ from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
 from .channels import Channel, ExplicitChannel, UnaryChannel
 from .channel_oracle import ChannelOracle
 from .accountant import Guarantee
+from .reports import ItemReports, Provenance
+from ._validation import ArgumentTypeError
 from .grr import GRR
 from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
 from .olh import OLH, HashedReports
@@ -26,6 +28,9 @@ __all__ = [
     "as_generator",
     "ChannelOracle",
     "Guarantee",
+    "ItemReports",
+    "Provenance",
+    "ArgumentTypeError",
     "FrequencyOracle",
     "SupportOracle",
     "pure_estimate",

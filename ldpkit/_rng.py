@@ -7,13 +7,15 @@ from typing import TypeAlias, Union
 
 import numpy as np
 
+from ._validation import ArgumentTypeError, describe
+
 #: what every ``rng`` argument accepts: a Generator (used as is), a SeedSequence, a seed, or None
 RNGLike: TypeAlias = Union[np.random.Generator, np.random.SeedSequence, int, None]
 
 __all__ = ["RNGLike", "as_generator"]
 
 
-def as_generator(rng: RNGLike = None) -> np.random.Generator:
+def as_generator(rng: RNGLike = None, name: str = "rng") -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` for ``rng``.
 
     Parameters
@@ -25,9 +27,11 @@ def as_generator(rng: RNGLike = None) -> np.random.Generator:
 
     Raises
     ------
-    TypeError
+    ArgumentTypeError
         For anything else, in particular the legacy ``RandomState``: ldpkit never
-        touches numpy's global random state.
+        touches numpy's global random state (a ``TypeError`` and a ``ValueError``).
+    ValueError
+        For a negative seed.
     """
     if isinstance(rng, np.random.Generator):
         return rng
@@ -35,8 +39,8 @@ def as_generator(rng: RNGLike = None) -> np.random.Generator:
         return np.random.default_rng(rng)
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if int(rng) < 0:
-            raise ValueError(f"rng seed must be a non-negative integer, got {rng!r}")
+            raise ValueError(f"{name} must be a non-negative integer seed, got {rng!r}")
         return np.random.default_rng(int(rng))
-    raise TypeError(
-        f"rng must be a numpy Generator, SeedSequence, non-negative int or None, got {type(rng).__name__}"
+    raise ArgumentTypeError(
+        f"{name} must be a numpy Generator, SeedSequence, non-negative int or None, got {describe(rng)} ({type(rng).__name__})"
     )

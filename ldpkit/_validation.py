@@ -1,7 +1,13 @@
-"""Input validation shared by every module.
+"""Input validation shared by every module, and the package's error policy.
 
-Every public entry point validates its arguments with these helpers *before* doing any
-work, and every failure is a :class:`ValueError` whose message names the offending value.
+**Error policy.** Every public entry point validates its arguments with these helpers
+*before* doing any work.  A bad value raises :class:`ValueError`; an argument of the wrong
+type raises :class:`ArgumentTypeError`, which is both a :class:`TypeError` and a
+:class:`ValueError`, so ``except ValueError`` catches every rejection.  The message always
+names the argument and the offending value as given.
+
+**Supported budgets.** A mechanism's budget must lie in ``[EPS_MIN, EPS_MAX]`` (or a
+narrower range the mechanism states): see :func:`check_epsilon` for why.
 """
 
 from __future__ import annotations
@@ -13,6 +19,10 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "EPS_MAX",
+    "EPS_MIN",
+    "ArgumentTypeError",
+    "describe",
     "check_epsilon",
     "check_positive_real",
     "check_domain_size",
@@ -23,9 +33,27 @@ __all__ = [
     "check_distribution",
     "check_budget_vector",
     "check_positive_int",
+    "MAX_USERS",
+    "real_array",
 ]
 
 _ATOL = 1e-9
+
+#: smallest mechanism budget ldpkit accepts (see :func:`check_epsilon`)
+EPS_MIN = 1e-6
+
+#: largest mechanism budget ldpkit accepts (see :func:`check_epsilon`)
+EPS_MAX = 700.0
+
+_EPS_LOW_WHY = (
+    "below it the probabilities that tell inputs apart differ by about eps/d, close to the "
+    "resolution of double-precision uniform draws, so the sampled channel would not be the declared one"
+)
+_EPS_HIGH_WHY = "above it the smallest output probabilities (about e^-eps) underflow double precision"
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type; a :class:`ValueError` too, so one ``except`` catches every rejection."""
 
 
 def describe(value: Any) -> str:
@@ -46,9 +74,30 @@ def check_positive_real(value: Any, name: str) -> float:
     return out
 
 
-def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return a privacy budget as a float; raise unless it is a finite positive real number."""
-    return check_positive_real(epsilon, name)
+def check_epsilon(
+    epsilon: Any, name: str = "epsilon", low: float = EPS_MIN, high: float = EPS_MAX, high_why: str = _EPS_HIGH_WHY
+) -> float:
+    """Return a mechanism's privacy budget as a float in ``[low, high]``.
+
+    The default range ``[EPS_MIN, EPS_MAX] = [1e-6, 700]`` is where every mechanism of ldpkit
+    computes its probabilities exactly in double precision: below ``1e-6`` the probabilities
+    that separate two inputs differ by about ``eps / d``, near the ``2**-53`` resolution of a
+    uniform draw, so sampling could not reproduce the declared channel; above ``700`` the
+    smallest output probabilities, about ``e^-eps``, underflow.  Mechanisms whose
+    representation is more fragile state a narrower ``high`` and its reason (``high_why``).
+    A non-real value raises :class:`ArgumentTypeError`; NaN, infinities, non-positive values
+    and values outside the range raise :class:`ValueError`.
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise ArgumentTypeError(f"{name} must be a real number, got {describe(epsilon)}")
+    out = float(epsilon)
+    if not math.isfinite(out) or out <= 0.0:
+        raise ValueError(f"{name} must be a finite positive budget, got {describe(epsilon)}")
+    if out < low:
+        raise ValueError(f"{name}={describe(epsilon)} is below the supported range [{low:g}, {high:g}]: {_EPS_LOW_WHY}")
+    if out > high:
+        raise ValueError(f"{name}={describe(epsilon)} is above the supported range [{low:g}, {high:g}]: {high_why}")
+    return out
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -65,29 +114,70 @@ def check_domain_size(d: Any, name: str = "d", minimum: int = 2) -> int:
     return check_positive_int(d, name, minimum)
 
 
-def check_items(items: Any, d: int, name: str = "items") -> np.ndarray:
-    """Return ``items`` as a non-empty 1-d int64 array with every entry in ``range(d)``."""
-    arr = np.asarray(items)
+#: largest count, and largest total number of users, that ldpkit accepts: every count and their
+#: sum stay exact in double precision (estimators work in floating point) and in int64
+MAX_USERS = 2**53
+
+
+def _integer_array(values: Any, name: str, what: str) -> np.ndarray:
+    """``values`` as a 1-d array of Python-exact integers (int64, or object for huge values), or ValueError."""
+    arr = np.asarray(values)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-d array of item indices, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty: at least one user is needed")
+        raise ValueError(f"{name} must be a 1-d array of {what}, got shape {arr.shape}")
+    if arr.dtype == object:
+        # Python ints of any size (or integer-valued reals): check each entry without wrapping
+        for v in arr.tolist():
+            integral = isinstance(v, numbers.Integral) and not isinstance(v, bool)
+            real_int = (isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v))
+                        and float(v).is_integer())
+            if not (integral or real_int):
+                raise ArgumentTypeError(f"{name} must hold integer {what}, got {describe(v)}")
+        ints = [int(v) for v in arr.tolist()]
+        if ints and (min(ints) < -(2**63) or max(ints) >= 2**63):
+            bad_int = next(v for v in ints if not -(2**63) <= v < 2**63)
+            return np.array([bad_int], dtype=object)  # caller reports the out-of-range value
+        return np.array(ints, dtype=np.int64)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"{name} must hold integer item indices, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"{name} must hold integer {what}, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            bad = arr[~(np.isfinite(arr) & (arr == np.round(arr)))][0]
-            raise ValueError(f"{name} must hold integer item indices, got {describe(bad.item())}")
-    arr = arr.astype(np.int64, copy=False)
-    lo, hi = int(arr.min()), int(arr.max())
+        ok = np.isfinite(arr) & (arr == np.round(arr))
+        if not np.all(ok):
+            raise ValueError(f"{name} must hold integer {what}, got {describe(arr[~ok][0].item())}")
+        big = np.abs(arr) >= 2.0**63
+        if np.any(big):
+            return np.array([int(arr[big][0])], dtype=object)
+        return arr.astype(np.int64)
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= 2**63:
+        return np.array([int(arr.max())], dtype=object)
+    return arr.astype(np.int64, copy=False)
+
+
+def check_items(items: Any, d: int, name: str = "items") -> np.ndarray:
+    """Return ``items`` as a non-empty 1-d int64 array with every entry in ``range(d)``.
+
+    The offending value is reported as given (a ``uint64`` item ``2**63`` is reported as
+    ``9223372036854775808``, never as its wrapped int64 value).
+    """
+    arr = np.asarray(items)
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError(f"{name} is empty: at least one user is needed")
+    out = _integer_array(arr, name, "item indices")
+    if out.dtype == object:
+        raise ValueError(f"{name} contains item {out[0]}, outside the domain 0..{d - 1}")
+    lo, hi = int(out.min()), int(out.max())
     if lo < 0 or hi >= d:
         bad = lo if lo < 0 else hi
         raise ValueError(f"{name} contains item {bad}, outside the domain 0..{d - 1}")
-    return arr
+    return out
 
 
-def check_counts(counts: Any, d: int | None = None, name: str = "counts") -> np.ndarray:
-    """Return a 1-d int64 array of non-negative counts (of length ``d`` if given), not all zero."""
+def check_counts(counts: Any, d: int | None = None, name: str = "counts", allow_zero_total: bool = False) -> np.ndarray:
+    """Return a 1-d int64 array of non-negative counts (of length ``d`` if given), not all zero.
+
+    Every count and their total must be at most :data:`MAX_USERS` ``= 2**53``, so that they
+    are exact in double precision (the estimators compute in floating point) and their sum
+    cannot wrap in int64.
+    """
     arr = np.asarray(counts)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array of counts, got shape {arr.shape}")
@@ -95,15 +185,36 @@ def check_counts(counts: Any, d: int | None = None, name: str = "counts") -> np.
         raise ValueError(f"{name} is empty")
     if d is not None and arr.size != d:
         raise ValueError(f"{name} has length {arr.size}, expected the domain size {d}")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"{name} must be numeric counts, got dtype {arr.dtype}")
-    if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)) or np.any(arr < 0):
-        bad = arr[~(np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 0))][0]
-        raise ValueError(f"{name} must be non-negative integers, got {describe(bad.item())}")
-    arr = arr.astype(np.int64, copy=False)
-    if arr.sum() == 0:
+    out = _integer_array(arr, name, "counts")
+    if out.dtype == object:
+        raise ValueError(f"{name} contains {out[0]}, above the supported {MAX_USERS} (2**53) users")
+    if np.any(out < 0):
+        raise ValueError(f"{name} must be non-negative integers, got {int(out[out < 0][0])}")
+    if np.any(out > MAX_USERS):
+        raise ValueError(f"{name} contains {int(out[out > MAX_USERS][0])}, above the supported {MAX_USERS} (2**53) users")
+    total = float(np.sum(out, dtype=np.float64))
+    if total > MAX_USERS:
+        raise ValueError(f"{name} sum to about {total:.4g}, above the supported {MAX_USERS} (2**53) users")
+    if total == 0 and not allow_zero_total:
         raise ValueError(f"{name} sum to zero: at least one user is needed")
-    return arr
+    return out
+
+
+def real_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float array; complex, string, boolean or object entries that are not real are refused.
+
+    ``np.asarray(x, dtype=float)`` would drop an imaginary part or parse strings; this does not.
+    """
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        flat = arr.reshape(-1).tolist()
+        bad = next((v for v in flat if isinstance(v, bool) or not isinstance(v, numbers.Real)), None)
+        if bad is not None or (arr.size and any(isinstance(v, bool) for v in flat)):
+            raise ArgumentTypeError(f"{name} must hold real numbers, got {describe(bad)}")
+        return arr.astype(float)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ArgumentTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    return arr.astype(float)
 
 
 def check_probability(p: Any, name: str = "p", open_interval: bool = False) -> float:
@@ -120,7 +231,7 @@ def check_probability(p: Any, name: str = "p", open_interval: bool = False) -> f
 
 def check_probabilities(p: Any, name: str = "probabilities", shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Return a float array whose entries all lie in [0, 1]."""
-    arr = np.asarray(p, dtype=float)
+    arr = real_array(p, name)
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
     if shape is not None and arr.shape != shape:
@@ -146,7 +257,7 @@ def check_distribution(prior: Any, d: int | None = None, name: str = "prior") ->
 
 def check_budget_vector(budgets: Any, d: int, name: str = "budgets") -> np.ndarray:
     """Return a per-item privacy budget vector of length ``d`` with finite positive entries."""
-    arr = np.asarray(budgets, dtype=float) if not isinstance(budgets, np.ndarray) else budgets.astype(float)
+    arr = real_array(budgets, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d vector of budgets, got shape {arr.shape}")
     if arr.size != d:

@@ -32,9 +32,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_counts, check_items, check_positive_int
+from ._validation import check_counts, check_items, check_positive_int, check_probabilities, real_array
 from .accountant import Guarantee
 from .channels import Channel
+from .reports import Provenance, check_source
 
 __all__ = ["FrequencyOracle", "SupportOracle", "ItemReportOracle", "pure_estimate", "pure_variance"]
 
@@ -107,6 +108,20 @@ class FrequencyOracle(abc.ABC):
     def variance(self, counts: ArrayLike) -> np.ndarray:
         """Exact variance of each count estimate given the true count vector."""
 
+    # ------------------------------------------------------------------ provenance
+    def report_parameters(self) -> dict[str, Any]:
+        """The parameters the meaning of this mechanism's reports depends on (for :attr:`provenance`).
+
+        The default is ``d`` and :attr:`epsilon`; mechanisms with more configuration
+        (probability vectors, hash range, sensitive set, ...) extend it.
+        """
+        return {"d": self.d, "epsilon": self.epsilon}
+
+    @property
+    def provenance(self) -> Provenance:
+        """What :meth:`perturb` stamps on its reports and :meth:`aggregate` requires of them."""
+        return Provenance(type(self).__name__, tuple(self.report_parameters().items()))
+
     # ------------------------------------------------------------------ sampling <-> accounting
     def output_index(self, reports: Any) -> np.ndarray:
         """Index of each report in the output alphabet of ``channel().to_explicit()``.
@@ -171,16 +186,65 @@ class FrequencyOracle(abc.ABC):
         return f"{type(self).__name__}(d={self.d}, epsilon={eps_s})"
 
 
-def pure_estimate(support: np.ndarray, n: int, p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``(C - n q) / (p - q)``, the unbiased estimator of a pure protocol."""
-    return (np.asarray(support, dtype=float) - n * q) / (p - q)
+def _support_probabilities(p: ArrayLike, q: ArrayLike, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validated ``(p, q)`` of a pure protocol, scalars broadcast to length ``d``, with ``p != q``."""
+    pa = np.broadcast_to(check_probabilities(p, "p"), (d,)) if np.ndim(p) == 0 else check_probabilities(p, "p", (d,))
+    qa = np.broadcast_to(check_probabilities(q, "q"), (d,)) if np.ndim(q) == 0 else check_probabilities(q, "q", (d,))
+    same = pa == qa
+    if np.any(same):
+        k = int(np.flatnonzero(same)[0])
+        raise ValueError(f"p and q must differ (the estimator divides by p - q); equal at item {k}: {float(pa[k])!r}")
+    return pa, qa
 
 
-def pure_variance(counts: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Exact ``Var`` of the pure estimator: ``[c p(1-p) + (n-c) q(1-q)] / (p-q)^2``."""
-    c = np.asarray(counts, dtype=float)
+def check_support(support: ArrayLike, d: int, n: int) -> np.ndarray:
+    """Support counts of ``n`` users: ``d`` non-negative integers, none above ``n``."""
+    n = check_positive_int(n, "n")
+    arr = check_counts(support, d, "support", allow_zero_total=True)
+    if arr.size and int(arr.max()) > n:
+        raise ValueError(f"support count {int(arr.max())} exceeds the number of users n={n}")
+    return arr
+
+
+def pure_estimate(support: ArrayLike, n: int, p: ArrayLike, q: ArrayLike) -> np.ndarray:
+    """``(C - n q) / (p - q)``, the unbiased estimator of a pure protocol (validated inputs).
+
+    Examples
+    --------
+    >>> from ldpkit import pure_estimate
+    >>> pure_estimate([30, 10], 40, 0.75, 0.25).tolist()
+    [40.0, 0.0]
+    """
+    sup = np.asarray(support)
+    d = sup.shape[0] if sup.ndim == 1 else -1
+    if d < 1:
+        raise ValueError(f"support must be a 1-d array of counts, got shape {sup.shape}")
+    pa, qa = _support_probabilities(p, q, d)
+    c = check_support(support, d, n)
+    return (c.astype(float) - n * qa) / (pa - qa)
+
+
+def _variance_formula(c: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     n = c.sum()
     return (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2
+
+
+def pure_variance(counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:
+    """Exact ``Var`` of the pure estimator: ``[c p(1-p) + (n-c) q(1-q)] / (p-q)^2`` (validated inputs).
+
+    ``counts`` may be fractional (the formula is linear in them, which Padding-and-Sampling
+    uses for expected counts); they must be finite, non-negative and not all zero.
+    """
+    c = real_array(counts, "counts")
+    if c.ndim != 1 or c.size == 0:
+        raise ValueError(f"counts must be a non-empty 1-d array, got shape {c.shape}")
+    bad = ~np.isfinite(c) | (c < 0)
+    if np.any(bad):
+        raise ValueError(f"counts must be finite and non-negative, got {float(c[bad][0])!r}")
+    if c.sum() <= 0:
+        raise ValueError("counts sum to zero: at least one user is needed")
+    pa, qa = _support_probabilities(p, q, c.size)
+    return _variance_formula(c, pa, qa)
 
 
 class SupportOracle(FrequencyOracle):
@@ -206,16 +270,12 @@ class SupportOracle(FrequencyOracle):
     #: probability ``q_i`` that item ``i`` is supported when the user holds another item (length ``d``)
     q_support: np.ndarray
 
-    def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
-        support = np.asarray(support)
-        if support.shape != (self.d,):
-            raise ValueError(f"support has shape {support.shape}, expected ({self.d},)")
-        n = check_positive_int(n, "n")
-        return pure_estimate(support, n, self.p_support, self.q_support)
+    def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
+        c = check_support(support, self.d, n)
+        return (c.astype(float) - n * self.q_support) / (self.p_support - self.q_support)
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
-        counts = check_counts(counts, self.d)
-        return pure_variance(counts, self.p_support, self.q_support)
+        return _variance_formula(check_counts(counts, self.d).astype(float), self.p_support, self.q_support)
 
 
 class ItemReportOracle(SupportOracle):
@@ -229,6 +289,7 @@ class ItemReportOracle(SupportOracle):
     """
 
     def aggregate(self, reports: Any) -> np.ndarray:
+        check_source(reports, self.provenance)
         reports = check_items(reports, self.d, "reports")
         return np.bincount(reports, minlength=self.d)
 

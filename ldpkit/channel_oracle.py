@@ -30,10 +30,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_counts, check_epsilon, check_items, check_positive_int
+from ._validation import check_counts, check_items, check_positive_int, check_positive_real
 from .accountant import Guarantee, ldp_epsilon
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel
+from .reports import ItemReports, array_digest, check_source
 from .postprocess import EMResult, em_estimate
 
 __all__ = ["ChannelOracle"]
@@ -95,7 +96,7 @@ class ChannelOracle(FrequencyOracle):
             bad = [g for g in guarantees if not isinstance(g, Guarantee)]
             if bad:
                 raise ValueError(f"guarantees must be Guarantee records, got {bad[0]!r}")
-        eps = None if epsilon is None else (math.inf if epsilon == math.inf else check_epsilon(epsilon))
+        eps = None if epsilon is None else (math.inf if epsilon == math.inf else check_positive_real(epsilon, "epsilon"))
         Q = ch.matrix
         rank = int(np.linalg.matrix_rank(Q))
         if rank < d:
@@ -149,10 +150,15 @@ class ChannelOracle(FrequencyOracle):
                 # first column whose cumulative probability exceeds u: zero-probability
                 # columns (equal consecutive cdf values) are never chosen
                 out[sel] = np.searchsorted(self._cdf[x], u[sel], side="right")
-        return np.minimum(out, self.n_outputs - 1)
+        return ItemReports(np.minimum(out, self.n_outputs - 1), self.provenance)
+
+    def report_parameters(self) -> dict[str, Any]:
+        """``d``, ``k`` and a fingerprint of the channel matrix."""
+        return {"d": self.d, "k": self.n_outputs, "matrix": array_digest(self.matrix)}
 
     def aggregate(self, reports: Any) -> np.ndarray:
         """Output counts ``Y`` (length ``k``)."""
+        check_source(reports, self.provenance)
         reports = check_items(reports, self.n_outputs, "reports")
         return np.bincount(reports, minlength=self.n_outputs)
 

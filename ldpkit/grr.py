@@ -14,6 +14,7 @@ from ._rng import RNGLike, as_generator
 from ._validation import check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
+from .reports import ItemReports
 
 __all__ = ["GRR"]
 
@@ -52,9 +53,10 @@ class GRR(ItemReportOracle):
         eps = check_epsilon(epsilon)
         super().__init__(d)
         self._epsilon = eps
-        denom = math.exp(eps) + d - 1
-        self.p = math.exp(eps) / denom
-        self.q = 1.0 / denom
+        # e^eps / (e^eps + d - 1) written with e^-eps, which never overflows
+        tail = math.exp(-eps)
+        self.p = 1.0 / (1.0 + (d - 1) * tail)
+        self.q = tail * self.p
         self.p_support = np.full(d, self.p)
         self.q_support = np.full(d, self.q)
 
@@ -77,7 +79,7 @@ class GRR(ItemReportOracle):
         keep = gen.random(items.size) < self.p
         other = gen.integers(0, self.d - 1, size=items.size)
         other += other >= items  # uniform over the d-1 items different from the input
-        return np.where(keep, items, other)
+        return ItemReports(np.where(keep, items, other), self.provenance)
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Report x with probability lam = p - q, else a uniform item of all d (x included):

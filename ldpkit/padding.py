@@ -35,6 +35,7 @@ from ._validation import check_domain_size, check_positive_int
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle, pure_variance
 from .channels import ExplicitChannel, UnaryChannel
+from .reports import Provenance, check_source, source_of, with_source
 
 __all__ = ["ItemSets", "ItemSetsLike", "PaddingSampling", "all_itemsets", "as_itemsets"]
 
@@ -368,19 +369,29 @@ class PaddingSampling:
         size = check_positive_int(size, "size")
         return self.inner.output_index(self.perturb([sets[int(x)]] * size, rng))
 
+    @property
+    def provenance(self) -> Provenance:
+        """``d``, ``ell`` and the inner oracle's provenance: two PS wrappers around the same inner
+        oracle over ``d + ell`` items but with another split into real and dummy items differ."""
+        return Provenance(type(self).__name__, (("d", self.d), ("ell", self.ell), ("inner", self.inner.provenance)))
+
+    def _to_inner(self, reports: Any) -> Any:
+        check_source(reports, self.provenance)
+        return with_source(reports, self.inner.provenance) if source_of(reports) is not None else reports
+
     def perturb(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> Any:
-        """Client side: pad, sample one item, perturb it with the inner oracle."""
+        """Client side: pad, sample one item, perturb it with the inner oracle (stamped with this PS's provenance)."""
         sets = as_itemsets(itemsets, self.d)
         gen = as_generator(rng)
-        return self.inner.perturb(self._sample(sets, gen), gen)
+        return with_source(self.inner.perturb(self._sample(sets, gen), gen), self.provenance)
 
     def aggregate(self, reports: Any) -> np.ndarray:
         """Inner support counts over the padded domain (length ``d + ell``)."""
-        return self.inner.aggregate(reports)
+        return self.inner.aggregate(self._to_inner(reports))
 
     def estimate(self, reports: Any) -> np.ndarray:
         """``ell * inner estimate`` of the real items (counts, length ``d``)."""
-        return self.ell * self.inner.estimate(reports)[: self.d]
+        return self.ell * self.inner.estimate(self._to_inner(reports))[: self.d]
 
     def estimate_itemsets(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> np.ndarray:
         """Per-user path: perturb every user's set, then aggregate and estimate."""

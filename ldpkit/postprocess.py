@@ -25,7 +25,15 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import describe, check_counts, check_distribution, check_positive_int, check_positive_real
+from ._validation import (
+    ArgumentTypeError,
+    check_counts,
+    check_distribution,
+    check_positive_int,
+    check_positive_real,
+    describe,
+    real_array,
+)
 from .channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -119,13 +127,21 @@ def norm_sub(est: ArrayLike, total: float) -> np.ndarray:
     tot = check_positive_real(total, "total")
     rows = np.atleast_2d(arr)
     u = -np.sort(-rows, axis=1)  # decreasing
-    css = np.cumsum(u, axis=1)
+    # u_j > (S_j - total)/j  <=>  T_j = sum_{i<j} (u_i - u_j) < total, and T grows by the
+    # non-negative steps (j-1)(u_{j-1} - u_j): no cancellation, and an overflow can only
+    # reach +inf (where the condition is false, as it should be), whatever the magnitudes.
     j = np.arange(1, rows.shape[1] + 1, dtype=float)
-    cond = u - (css - tot) / j > 0
-    # cond is true for j = 1 (u_1 - (u_1 - tot) = tot > 0) and holds on a prefix.
+    with np.errstate(over="ignore", invalid="ignore"):
+        steps = (j[:-1])[None, :] * (u[:, :-1] - u[:, 1:])
+        T = np.concatenate([np.zeros((rows.shape[0], 1)), np.cumsum(steps, axis=1)], axis=1)
+    cond = T < tot  # true for j = 1 (T_1 = 0) and on a prefix
     rho = cond.shape[1] - np.argmax(cond[:, ::-1], axis=1)  # largest j (1-based) with cond true
-    delta = (css[np.arange(rows.shape[0]), rho - 1] - tot) / rho
-    out = np.maximum(rows - delta[:, None], 0.0)
+    idx = np.arange(rows.shape[0])
+    # delta = (S_rho - total)/rho = u_rho - (total - T_rho)/rho; subtracting u_rho first keeps
+    # the result exact when the estimates are huge and close (est - delta would round away)
+    lift = (tot - T[idx, rho - 1]) / rho
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.maximum((rows - u[idx, rho - 1][:, None]) + lift[:, None], 0.0)
     return out[0] if arr.ndim == 1 else out
 
 
@@ -200,11 +216,22 @@ class EMResult:
 
 
 def _as_explicit(channel: Any) -> ExplicitChannel:
+    """An explicit channel from a channel, a mechanism with ``channel()``, or a matrix."""
     if isinstance(channel, ExplicitChannel):
         return channel
     if isinstance(channel, Channel):
         return channel.to_explicit()
-    return ExplicitChannel(np.asarray(channel, dtype=float))
+    method = getattr(channel, "channel", None)
+    if callable(method):
+        ch = method()
+        if not isinstance(ch, Channel):
+            raise ArgumentTypeError(f"{type(channel).__name__}.channel() returned {describe(ch)}, not a Channel")
+        return ch.to_explicit()
+    if isinstance(channel, (str, bytes)) or not hasattr(channel, "__len__"):
+        raise ArgumentTypeError(
+            f"channel must be a Channel, a mechanism with channel(), or a matrix, got {describe(channel)}"
+        )
+    return ExplicitChannel(real_array(channel, "channel matrix"))
 
 
 def _log_likelihood(m: np.ndarray, q: np.ndarray) -> float:

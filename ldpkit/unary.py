@@ -7,6 +7,7 @@ Derived in the Foundations chapter (eq. :eq:`eq-ue`, :prf:ref:`thm-ue-pairwise`,
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows
 from ._validation import check_domain_size, check_epsilon, check_items, check_probabilities
 from .base import SupportOracle
 from .channels import UnaryChannel
+from .reports import Provenance, array_digest, check_source
 
 __all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE"]
 
@@ -38,6 +40,26 @@ class UnaryReports:
 
     bits: np.ndarray
     d: int
+    #: the mechanism configuration that made these reports (``None`` when built by hand)
+    source: Provenance | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.d, bool) or not isinstance(self.d, (int, np.integer)) or int(self.d) < 1:
+            raise ValueError(f"UnaryReports d must be a positive integer, got {self.d!r}")
+        bits = self.bits
+        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.ndim != 2:
+            shape = getattr(bits, "shape", None)
+            dtype = getattr(bits, "dtype", type(bits).__name__)
+            raise ValueError(f"UnaryReports bits must be a 2-d uint8 array (np.packbits), got {dtype} of shape {shape}")
+        width = (int(self.d) + 7) // 8
+        if bits.shape[1] != width:
+            raise ValueError(f"UnaryReports bits have {bits.shape[1]} bytes per user, expected {width} for d={self.d}")
+        pad = 8 * width - int(self.d)
+        if pad and bits.shape[0] and np.any(bits[:, -1] & np.uint8((1 << pad) - 1)):
+            user = int(np.flatnonzero(bits[:, -1] & np.uint8((1 << pad) - 1))[0])
+            raise ValueError(f"UnaryReports: user {user} has bits set beyond item d-1={int(self.d) - 1}")
+        if self.source is not None and not isinstance(self.source, Provenance):
+            raise ValueError(f"UnaryReports source must be a Provenance or None, got {self.source!r}")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
@@ -115,11 +137,17 @@ class UnaryEncoding(SupportOracle):
             cols = x >> 3
             block[rows, cols] = (block[rows, cols] & ~mask) | np.where(own, mask, np.uint8(0))
             packed[start : start + step] = block
-        return UnaryReports(packed, self.d)
+        return UnaryReports(packed, self.d, self.provenance)
+
+    def report_parameters(self) -> dict[str, Any]:
+        """``d`` and fingerprints of the bit probabilities ``a`` and ``b``."""
+        return {"d": self.d, "a": array_digest(self.a), "b": array_digest(self.b)}
 
     def aggregate(self, reports: UnaryReports) -> np.ndarray:
         if not isinstance(reports, UnaryReports) or reports.d != self.d:
-            raise ValueError(f"reports must be UnaryReports over d={self.d} items")
+            got = f"UnaryReports over d={reports.d}" if isinstance(reports, UnaryReports) else type(reports).__name__
+            raise ValueError(f"reports must be UnaryReports over d={self.d} items, got {got}")
+        check_source(reports, self.provenance)
         if len(reports) == 0:
             raise ValueError("reports is empty: at least one user is needed")
         # Histogram each byte column's 256 values, then read the 8 bit counts off the table
@@ -158,8 +186,15 @@ class UnaryEncoding(SupportOracle):
         return rng.binomial(counts, self.a) + rng.binomial(n - counts, self.b)
 
 
+#: largest budget of :class:`RAPPOR` (see its docstring)
+RAPPOR_EPS_MAX = 30.0
+
+
 class RAPPOR(UnaryEncoding):
     """Basic (one-time) RAPPOR: symmetric unary encoding, ``a = e^{eps/2}/(e^{eps/2}+1)``, ``b = 1 - a``.
+
+    Supported budgets: ``[EPS_MIN, RAPPOR_EPS_MAX] = [1e-6, 30]``; above 30 the
+    probability ``1 - a`` cannot be stored next to 1 accurately enough for exact accounting.
 
     Examples
     --------
@@ -173,14 +208,23 @@ class RAPPOR(UnaryEncoding):
 
     def __init__(self, d: int, epsilon: float) -> None:
         d = check_domain_size(d)
-        eps = check_epsilon(epsilon)
-        a = math.exp(eps / 2) / (math.exp(eps / 2) + 1)
-        super().__init__(np.full(d, a), np.full(d, 1 - a))
+        eps = check_epsilon(
+            epsilon,
+            high=RAPPOR_EPS_MAX,
+            high_why="above it 1 - a = 1/(1 + e^(eps/2)) is below 3e-7, and storing a next to 1 in double precision "
+            "shifts the channel's log-ratio by more than the accountant's relative tolerance of 1e-9",
+        )
+        b = 1.0 / (1.0 + math.exp(eps / 2))  # logistic(-eps/2), no overflow
+        super().__init__(np.full(d, 1.0 - b), np.full(d, b))
         self._declared = eps
 
     @property
     def epsilon(self) -> float:
         return self._declared
+
+    def report_parameters(self) -> dict[str, Any]:
+        """``d`` and ``epsilon``, which determine the bit probabilities."""
+        return {"d": self.d, "epsilon": self._declared}
 
 
 class OUE(UnaryEncoding):
@@ -199,9 +243,14 @@ class OUE(UnaryEncoding):
     def __init__(self, d: int, epsilon: float) -> None:
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
-        super().__init__(np.full(d, 0.5), np.full(d, 1 / (math.exp(eps) + 1)))
+        tail = math.exp(-eps)
+        super().__init__(np.full(d, 0.5), np.full(d, tail / (1.0 + tail)))  # 1/(e^eps + 1), no overflow
         self._declared = eps
 
     @property
     def epsilon(self) -> float:
         return self._declared
+
+    def report_parameters(self) -> dict[str, Any]:
+        """``d`` and ``epsilon``, which determine the bit probabilities."""
+        return {"d": self.d, "epsilon": self._declared}

@@ -32,6 +32,7 @@ uRR is a pure protocol with per-item supports: sensitive items ``(p_i, q_i) = (c
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,6 +42,7 @@ from ._validation import check_domain_size, check_epsilon, check_items
 from .accountant import Guarantee
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
+from .reports import ItemReports
 
 __all__ = ["URR", "MAX_EXPLICIT_D"]
 
@@ -113,11 +115,11 @@ class URR(ItemReportOracle):
         #: indices of the sensitive items (ascending)
         self.sensitive_items = np.flatnonzero(mask)
         self.d_s = int(mask.sum())
-        e = math.exp(eps)
-        denom = self.d_s + e - 1
-        self.c1 = min(1.0, e / denom)  # d_S = 1 gives exactly 1; avoid 1 + ulp
-        self.c2 = 1.0 / denom
-        self.c3 = (e - 1) / denom
+        # e^eps / (d_S + e^eps - 1) and friends, written with e^-eps (no overflow)
+        tail = math.exp(-eps)
+        self.c1 = min(1.0, 1.0 / (1.0 + (self.d_s - 1) * tail))  # d_S = 1 gives exactly 1; avoid 1 + ulp
+        self.c2 = tail * self.c1
+        self.c3 = -math.expm1(-eps) * self.c1
         self.p_support = np.where(mask, self.c1, self.c3)
         self.q_support = np.where(mask, self.c2, 0.0)
 
@@ -133,6 +135,10 @@ class URR(ItemReportOracle):
 
     def __repr__(self) -> str:
         return f"URR(d={self.d}, uldp_epsilon={self._uldp_epsilon:.6g}, d_s={self.d_s})"
+
+    def report_parameters(self) -> dict[str, Any]:
+        """``d``, the ULDP budget and the sensitive set."""
+        return {"d": self.d, "epsilon": self._uldp_epsilon, "sensitive": tuple(int(i) for i in self.sensitive_items)}
 
     def guarantees(self) -> list[Guarantee]:
         """``(X_S, eps)``-ULDP with the sensitive items as protected outputs; LDP too when ``X_S = X``."""
@@ -163,7 +169,7 @@ class URR(ItemReportOracle):
         keep_prob = np.where(self.sensitive[items], self.c1 - self.c2, self.c3)
         keep = gen.random(items.size) < keep_prob
         other = self.sensitive_items[gen.integers(0, self.d_s, size=items.size)]
-        return np.where(keep, items, other)
+        return ItemReports(np.where(keep, items, other), self.provenance)
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Same decomposition as perturb: kept reports are independent binomials per input

@@ -383,7 +383,7 @@ def test_em_init_is_used():
     [
         (np.eye(2), [1, 2, 3], {}, "output_counts has length 3"),
         (np.eye(2), [1, -2], {}, "non-negative integers, got -2"),
-        (np.eye(2), [1.5, 2], {}, "non-negative integers, got 1.5"),
+        (np.eye(2), [1.5, 2], {}, "integer counts, got 1.5"),
         (np.eye(2), [0, 0], {}, "sum to zero"),
         (np.eye(2), [[1, 2]], {}, "shape"),
         ([[0.5, 0.6], [0.5, 0.5]], [1, 2], {}, "row 0 sums to"),

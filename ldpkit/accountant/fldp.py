@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_epsilon, check_probability
+from .._validation import check_positive_real, check_probability
 from ..channels import ExplicitChannel, UnaryChannel
 from ._core import (
     ChannelLike,
@@ -216,7 +216,7 @@ def check_fldp(ch: ChannelLike, alpha: float, epsilon: float) -> FLDPResult:
     a = check_probability(alpha, "alpha")
     if a == 0.0:
         raise ValueError(f"alpha must be a probability in (0, 1], got {alpha!r}")
-    eps = check_epsilon(epsilon)
+    eps = check_positive_real(epsilon, "epsilon")
     params = fldp_parameters(ch)
     fraction_ok = params.shared_fraction >= a - 1e-12
     ratio_ok = bool(within(params.epsilon, eps))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_epsilon
+from .._validation import check_positive_real
 from ..channels import ExplicitChannel, UnaryChannel
 from ._core import ChannelLike, CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
 
@@ -119,7 +119,7 @@ def check_ldp(ch: ChannelLike, epsilon: float) -> LDPResult:
     Foundations chapter, :prf:ref:`def-ldp`.
     """
     ch = as_channel(ch)
-    eps = check_epsilon(epsilon)
+    eps = check_positive_real(epsilon, "epsilon")
     value, pair, y = dispatch("ldp", ch, what="LDP")
     return LDPResult(
         satisfied=bool(within(value, eps)),

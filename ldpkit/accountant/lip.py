@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_distribution, check_epsilon
+from .._validation import check_distribution, check_positive_real
 from ..channels import ExplicitChannel, UnaryChannel
 from ._core import ChannelLike, CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
 
@@ -135,7 +135,7 @@ def check_lip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> LIPResult:
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
-    eps = check_epsilon(epsilon)
+    eps = check_positive_real(epsilon, "epsilon")
     value, x, y = dispatch("lip", ch, p, what="LIP")
     return LIPResult(
         satisfied=bool(within(value, eps)),

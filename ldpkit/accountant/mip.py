@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_distribution, check_epsilon
+from .._validation import check_distribution, check_positive_real
 from ..channels import ExplicitChannel
 from ._core import (
     ChannelLike,
@@ -94,7 +94,7 @@ def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> MIPResult:
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
-    eps = check_epsilon(epsilon)
+    eps = check_positive_real(epsilon, "epsilon")
     value = mutual_information(ch, p)
     return MIPResult(satisfied=bool(within(value, eps)), mutual_information=value, epsilon=eps, slack=eps - value)
 

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_epsilon
+from .._validation import check_positive_real
 from ..channels import ExplicitChannel
 from ._core import (
     ChannelLike,
@@ -165,7 +165,7 @@ def check_uldp(
     False
     """
     ch = as_channel(ch)
-    eps = check_epsilon(epsilon)
+    eps = check_positive_real(epsilon, "epsilon")
     d = ch.n_inputs
     sens = sensitive_indices(sensitive, d)
     mask = np.zeros(d, dtype=bool)

@@ -42,6 +42,8 @@ from .mechanism import IDUE
 from .problem import (
     AGREEMENT_RTOL,
     FEASIBILITY_RTOL,
+    IDUE_EPS_MAX,
+    IDUE_EPS_MIN,
     MODELS,
     IDUESolution,
     IDUESolverError,
@@ -59,6 +61,8 @@ __all__ = [
     "MODELS",
     "AGREEMENT_RTOL",
     "FEASIBILITY_RTOL",
+    "IDUE_EPS_MAX",
+    "IDUE_EPS_MIN",
     "IDUESolution",
     "IDUESolverError",
     "ToyExample",

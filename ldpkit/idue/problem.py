@@ -21,6 +21,8 @@ from ..accountant import PairRule, apply_pair_rule, resolve_pair_rule
 __all__ = [
     "AGREEMENT_RTOL",
     "FEASIBILITY_RTOL",
+    "IDUE_EPS_MAX",
+    "IDUE_EPS_MIN",
     "MODELS",
     "Model",
     "SameLevelPairs",
@@ -55,6 +57,12 @@ SameLevelPairs = Literal["paper", "needed"]
 #: a returned solution may exceed a pair constraint by this relative factor at most
 FEASIBILITY_RTOL = 1e-9
 
+#: smallest level budget the IDUE solvers accept (see :func:`check_level_budgets`)
+IDUE_EPS_MIN = 0.05
+
+#: largest level budget the IDUE solvers accept (see :func:`check_level_budgets`)
+IDUE_EPS_MAX = 10.0
+
 #: relative objective disagreement between the opt0 methods that raises IDUESolverError
 AGREEMENT_RTOL = 1e-6
 
@@ -75,10 +83,19 @@ class IDUESolverError(SolverError):
 
 
 def check_level_budgets(level_budgets: ArrayLike) -> np.ndarray:
-    arr = np.asarray(level_budgets, dtype=float) if not isinstance(level_budgets, np.ndarray) else level_budgets
+    """Distinct level budgets, each in the solvers' supported range ``[IDUE_EPS_MIN, IDUE_EPS_MAX]``."""
+    arr = np.asarray(level_budgets) if not isinstance(level_budgets, np.ndarray) else level_budgets
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"level_budgets must be a non-empty 1-d array, got shape {np.shape(level_budgets)}")
     arr = check_budget_vector(arr, arr.size, "level_budgets")
+    out = (arr < IDUE_EPS_MIN) | (arr > IDUE_EPS_MAX)
+    if np.any(out):
+        bad = float(arr[out][0])
+        raise ValueError(
+            f"level budget {bad!r} is outside the supported range [{IDUE_EPS_MIN:g}, {IDUE_EPS_MAX:g}] of the IDUE "
+            "solvers: there every model is solved and KKT-certified on the tested level structures; outside it "
+            "the conic solutions lose the accuracy the certificate needs (probabilities near e^-eps or near 1/2)"
+        )
     if np.unique(arr).size != arr.size:
         raise ValueError(f"level_budgets must be distinct (one entry per privacy level), got {arr.tolist()!r}"[:200])
     return arr
