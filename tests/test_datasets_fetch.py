@@ -1,7 +1,8 @@
 """Tests of ldpkit.datasets.fetch: local resolution, cache, verified downloads, failures.
 
-Downloads go to a local ``http.server`` on 127.0.0.1 serving a temporary directory; nothing
-leaves the machine.
+Downloads (done by pooch) go to a local ``http.server`` on 127.0.0.1 serving a temporary
+directory; nothing leaves the machine.  The server can be told to fail a file's next requests
+(with an HTTP status, or by cutting the transfer short) to test pooch's retries.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ldpkit.datasets import DatasetFormatError
 from ldpkit.datasets import fetch as F
 from ldpkit.datasets.registry import DATASETS, DataFile
 
@@ -28,11 +30,16 @@ def sha(data: bytes) -> str:
 
 
 class Server:
-    """A threaded HTTP server over a directory that counts the requests it receives."""
+    """A threaded HTTP server over a directory that counts the requests it receives.
+
+    ``failures[path]`` lists what the next requests of ``path`` get instead of the file: an HTTP
+    status, or ``"short"`` for the right Content-Length followed by only half of the bytes.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.hits: list[str] = []
+        self.failures: dict[str, list[int | str]] = {}
         outer = self
 
         class Handler(http.server.SimpleHTTPRequestHandler):
@@ -41,6 +48,20 @@ class Server:
 
             def do_GET(self):  # http.server's naming
                 outer.hits.append(self.path)
+                plan = outer.failures.get(self.path)
+                if plan:
+                    what = plan.pop(0)
+                    if what == "short":
+                        data = (root / self.path.lstrip("/")).read_bytes()
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data[: len(data) // 2])
+                        self.wfile.flush()
+                        self.close_connection = True
+                    else:
+                        self.send_error(int(what))
+                    return
                 super().do_GET()
 
             def log_message(self, *args):  # keep test output clean
@@ -103,15 +124,46 @@ def test_download_into_subdirectory(env, server):
     assert F.fetch(spec) == env / "gowalla-x" / "train.txt"
 
 
-def test_checksum_mismatch_raises_and_leaves_no_file(env, server):
+@pytest.fixture
+def quick_retries(monkeypatch):
+    """One retry instead of the default, to keep pooch's waits between attempts short."""
+    monkeypatch.setattr(F, "DOWNLOAD_RETRIES", 1)
+
+
+def test_checksum_mismatch_raises_and_leaves_no_file(env, server, quick_retries):
     (server.root / "data.dat").write_bytes(PAYLOAD)
     wrong = "0" * 64
-    spec = DataFile("data.dat", server.url("data.dat"), wrong)
+    spec = DataFile("data.dat", server.url("data.dat"), wrong, mirrors=(server.url("data.dat"),))
     with pytest.raises(F.ChecksumMismatchError, match="data.dat") as info:
         F.fetch(spec)
     assert info.value.expected == wrong and info.value.actual == sha(PAYLOAD)
     assert wrong in str(info.value) and sha(PAYLOAD) in str(info.value)
     assert files_below(env) == []
+    # a damaged transfer also fails the hash, so pooch tries again; a wrong file is never replaced
+    # by a mirror's copy: the mismatch is an error
+    assert server.hits == ["/data.dat"] * 2
+
+
+def test_transient_server_error_is_retried(env, server, quick_retries):
+    (server.root / "data.dat").write_bytes(PAYLOAD)
+    server.failures["/data.dat"] = [503]
+    spec = DataFile("data.dat", server.url("data.dat"), sha(PAYLOAD))
+    assert F.fetch(spec).read_bytes() == PAYLOAD
+    assert server.hits == ["/data.dat"] * 2
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_transfer_cut_short_is_retried_and_never_cached(env, server, quick_retries, pinned):
+    (server.root / "data.dat").write_bytes(PAYLOAD)
+    spec = DataFile("data.dat", server.url("data.dat"), sha(PAYLOAD) if pinned else None)
+    server.failures["/data.dat"] = ["short", "short"]
+    with pytest.raises(F.DatasetUnavailableError, match=r"failed after 2 attempt\(s\)") as info:
+        F.fetch(spec)
+    assert "IncompleteRead" in str(info.value)  # the Content-Length is enforced
+    assert files_below(env) == [], "a partial download must never land in the cache"
+    server.failures["/data.dat"] = ["short"]  # one cut transfer, then a good one
+    assert F.fetch(spec).read_bytes() == PAYLOAD
+    assert server.hits == ["/data.dat"] * 4
 
 
 def _tarball(members: dict[str, bytes]) -> bytes:
@@ -141,6 +193,16 @@ def test_archive_member_hash_mismatch(env, server):
     assert files_below(env) == []
 
 
+def test_truncated_archive_is_unavailable(env, server):
+    member = bytes(range(256)) * 400  # incompressible enough that a cut loses part of the member
+    whole = _tarball({"pkg/data/pkg.rda": member, "pkg/z": b"z"})
+    (server.root / "pkg.tgz").write_bytes(whole[: len(whole) // 2])
+    spec = DataFile("pkg.rda", server.url("pkg.tgz"), sha(member), member="pkg/data/pkg.rda")
+    with pytest.raises(F.DatasetUnavailableError, match="corrupt or truncated archive pkg.tgz"):
+        F.fetch(spec)
+    assert files_below(env) == []
+
+
 def test_archive_without_member_is_unavailable(env, server):
     (server.root / "pkg.tgz").write_bytes(_tarball({"pkg/other": b"abc"}))
     spec = DataFile("pkg.rda", server.url("pkg.tgz"), sha(b"abc"), member="pkg/data/pkg.rda")
@@ -161,7 +223,7 @@ def test_404_lists_every_attempt(env, server):
     assert len(info.value.attempts) == 3
     message = str(info.value)
     assert "missing.dat" in message and "404" in message and "environment variable not set" in message
-    assert server.hits == ["/missing.dat"]
+    assert server.hits == ["/missing.dat"], "a client error is permanent: pooch does not retry it"
 
 
 def test_mirror_used_after_failing_url(env, server):
@@ -237,11 +299,25 @@ def test_missing_data_dir_is_reported(env, tmp_path, monkeypatch):
         F.fetch(DataFile("x.dat", None, "0" * 64))
 
 
-def test_corrupt_cache_file_raises(env):
+def test_corrupt_cache_file_raises(env, server):
     env.mkdir()
     (env / "x.dat").write_bytes(b"corrupted")
+    (server.root / "x.dat").write_bytes(PAYLOAD)
     with pytest.raises(F.ChecksumMismatchError, match="cache"):
         F.fetch(DataFile("x.dat", None, sha(PAYLOAD)))
+    with pytest.raises(F.ChecksumMismatchError, match="cache"):  # not silently replaced by a download
+        F.fetch(DataFile("x.dat", server.url("x.dat"), sha(PAYLOAD)))
+    assert server.hits == [] and (env / "x.dat").read_bytes() == b"corrupted"
+
+
+def test_directory_at_a_files_place_raises(env, tmp_path, monkeypatch, server):
+    data = tmp_path / "data"
+    (data / "x.dat").mkdir(parents=True)
+    monkeypatch.setenv("LDPKIT_DATA_DIR", str(data))
+    (server.root / "x.dat").write_bytes(PAYLOAD)
+    with pytest.raises(DatasetFormatError, match=r"x\.dat: is a directory where the data file is expected"):
+        F.fetch(DataFile("x.dat", server.url("x.dat"), sha(PAYLOAD)))
+    assert server.hits == []
 
 
 def test_unpinned_download_records_hash(env, server):
@@ -265,11 +341,14 @@ def test_unpinned_local_file_without_record_is_accepted(env, tmp_path, monkeypat
 
 
 def test_directories_and_offline_flag(env, monkeypatch, tmp_path):
+    import pooch
+
     assert F.cache_dir() == env
     assert F.data_dir() is None
     monkeypatch.delenv("LDPKIT_CACHE_DIR")
     default = F.cache_dir()
     assert default.name.lower() == "ldpkit" or "ldpkit" in default.parts
+    assert default == Path(pooch.os_cache("ldpkit")).absolute()  # pooch's per-platform cache
     for value, expected in (("1", True), ("true", True), ("YES", True), ("0", False), ("", False)):
         monkeypatch.setenv("LDPKIT_OFFLINE", value)
         assert F.is_offline() is expected

@@ -9,7 +9,10 @@ Every loader takes ``source``:
 ``"auto"``
     The real data when they can be resolved, otherwise the stand-in of
     :mod:`ldpkit.datasets.standins` together with a :class:`StandInWarning` naming what is missing.
-    A file with a wrong checksum is an error, never a reason to fall back.
+    Only missing files lead to a stand-in: a real file that is present but unusable (wrong
+    checksum, not a regular file, a parse error, statistics that differ from the published ones)
+    is an error naming the file and why, never a reason to fall back.  The same holds for the real
+    sample a stand-in resamples (the Kosarak prefix for Kosarak).
 ``"standin"``
     Always the stand-in (``is_standin=True``, label ``"<name> (stand-in)"``).
 
@@ -39,6 +42,7 @@ import numpy as np
 from .._rng import RNGLike
 from .containers import ItemSetData, SingleItemData
 from .fetch import ChecksumMismatchError, DatasetUnavailableError, fetch, locate
+from .parsers import DatasetFormatError
 from .registry import DATASETS, KOSARAK_PREFIX_LINES, KOSARAK_PREFIX_LINES_SHA256, DataFile, DatasetInfo
 from .standins import bootstrap_itemsets, spec_for, standin_itemsets, standin_single
 
@@ -128,12 +132,27 @@ def available(key: str) -> bool:
 
     No download is attempted and nothing is parsed: for a file without a pinned checksum this says
     that a copy exists (and matches the hash recorded when it was downloaded), not that it passes
-    the published-statistics check, which happens when it is loaded.
+    the published-statistics check, which happens when it is loaded.  A copy with a wrong
+    checksum, or something that is not a regular file at its place, is not available (loading it
+    raises, saying why).
     """
     info = describe(key)
     try:
         _resolve(info, download=False)
-    except (DatasetUnavailableError, ChecksumMismatchError):
+    except (DatasetUnavailableError, ChecksumMismatchError, DatasetFormatError):
+        return False
+    return True
+
+
+def _present_locally(key: str) -> bool:
+    """True when the real data of ``key`` are present and verified; False when they are missing.
+
+    Unlike :func:`available`, a present but corrupt copy raises (its checksum error), so that a
+    stand-in is never built around a damaged real file.
+    """
+    try:
+        _resolve(describe(key), download=False)
+    except DatasetUnavailableError:
         return False
     return True
 
@@ -294,7 +313,7 @@ def _standin_cached(key: str, options: tuple[tuple[str, Any], ...], seed: int) -
 
 def _make_standin(key: str, opts: dict[str, Any], rng: RNGLike) -> Data:
     info = describe(key)
-    if info.resample_from is not None and available(info.resample_from):
+    if info.resample_from is not None and _present_locally(info.resample_from):
         # a real sample beats a fitted power law: resample its users (see bootstrap_itemsets)
         sample = cast(ItemSetData, load(info.resample_from, source="real"))
         return bootstrap_itemsets(sample, int(info.published["n"]), int(info.published["m"]), rng, name=info.name)
