@@ -25,8 +25,9 @@ Examples
 from __future__ import annotations
 
 # idldp_figures is a paper family: importing it registers its experiments
-from . import config, idldp, idldp_figures, registry
+from . import config, downloads, idldp, idldp_figures, registry
 from .config import RunConfig, subsample
+from .downloads import csv_download_html
 from .registry import (
     Experiment,
     ExperimentData,
@@ -45,7 +46,9 @@ __all__ = [
     "ExperimentResult",
     "RunConfig",
     "close_matches",
+    "csv_download_html",
     "config",
+    "downloads",
     "get",
     "idldp",
     "idldp_figures",
