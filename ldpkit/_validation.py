@@ -64,11 +64,26 @@ def describe(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _to_float(value: Any) -> float:
+    """``float(value)``, with a Python int too large for a double mapped to +-inf instead of OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def check_positive_real(value: Any, name: str) -> float:
-    """Return ``value`` as a float; raise unless it is a finite positive real number."""
+    """Return ``value`` as a float; raise unless it is a finite positive real number.
+
+    A value that is not a real number raises :class:`ArgumentTypeError`.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite positive real number, got {describe(value)}")
-    out = float(value)
+        raise ArgumentTypeError(f"{name} must be a finite positive real number, got {describe(value)}")
+    out = _to_float(value)
+    if out == math.inf and isinstance(value, numbers.Integral):
+        raise ValueError(
+            f"{name} must be a finite positive real number, got {describe(value)}, beyond the double range"
+        )
     if not math.isfinite(out) or out <= 0.0:
         raise ValueError(f"{name} must be a finite positive real number, got {describe(value)}")
     return out
@@ -90,8 +105,9 @@ def check_epsilon(
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise ArgumentTypeError(f"{name} must be a real number, got {describe(epsilon)}")
-    out = float(epsilon)
-    if not math.isfinite(out) or out <= 0.0:
+    out = _to_float(epsilon)
+    huge_int = out == math.inf and isinstance(epsilon, numbers.Integral)  # finite, but beyond any double
+    if not huge_int and (not math.isfinite(out) or out <= 0.0):
         raise ValueError(f"{name} must be a finite positive budget, got {describe(epsilon)}")
     if out < low:
         raise ValueError(f"{name}={describe(epsilon)} is below the supported range [{low:g}, {high:g}]: {_EPS_LOW_WHY}")
@@ -100,28 +116,38 @@ def check_epsilon(
     return out
 
 
-def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as an int; raise unless it is an integer ``>= minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value)}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value)}")
-    return int(value)
-
-
-def check_domain_size(d: Any, name: str = "d", minimum: int = 2) -> int:
-    """Return the domain size; an LDP frequency oracle needs at least two items."""
-    return check_positive_int(d, name, minimum)
-
-
 #: largest count, and largest total number of users, that ldpkit accepts: every count and their
 #: sum stay exact in double precision (estimators work in floating point) and in int64
 MAX_USERS = 2**53
 
 
+def check_positive_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int; raise unless it is an integer in ``[minimum, maximum]``.
+
+    A value that is not an integer raises :class:`ArgumentTypeError`.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {describe(value)}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value)}")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {describe(value)}")
+    return int(value)
+
+
+def check_domain_size(d: Any, name: str = "d", minimum: int = 2) -> int:
+    """Return the domain size; an LDP frequency oracle needs at least two items.
+
+    At most :data:`MAX_USERS` ``= 2**53`` items: item indices must stay exact in double precision.
+    """
+    return check_positive_int(d, name, minimum, maximum=MAX_USERS)
+
+
 def _integer_array(values: Any, name: str, what: str) -> np.ndarray:
     """``values`` as a 1-d array of Python-exact integers (int64, or object for huge values), or ValueError."""
     arr = np.asarray(values)
+    if arr.ndim == 0:
+        raise ArgumentTypeError(f"{name} must be a 1-d array of {what}, got {describe(values)}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array of {what}, got shape {arr.shape}")
     if arr.dtype == object:
@@ -171,12 +197,15 @@ def check_items(items: Any, d: int, name: str = "items") -> np.ndarray:
     return out
 
 
-def check_counts(counts: Any, d: int | None = None, name: str = "counts", allow_zero_total: bool = False) -> np.ndarray:
+def check_counts(
+    counts: Any, d: int | None = None, name: str = "counts", allow_zero_total: bool = False, limit_total: bool = True
+) -> np.ndarray:
     """Return a 1-d int64 array of non-negative counts (of length ``d`` if given), not all zero.
 
-    Every count and their total must be at most :data:`MAX_USERS` ``= 2**53``, so that they
-    are exact in double precision (the estimators compute in floating point) and their sum
-    cannot wrap in int64.
+    Every count and (unless ``limit_total`` is false, as for support counts, where one user
+    supports several items) their total must be at most :data:`MAX_USERS` ``= 2**53``, so that
+    they are exact in double precision (the estimators compute in floating point) and their
+    sum cannot wrap in int64.
     """
     arr = np.asarray(counts)
     if arr.ndim != 1:
@@ -193,35 +222,57 @@ def check_counts(counts: Any, d: int | None = None, name: str = "counts", allow_
     if np.any(out > MAX_USERS):
         raise ValueError(f"{name} contains {int(out[out > MAX_USERS][0])}, above the supported {MAX_USERS} (2**53) users")
     total = float(np.sum(out, dtype=np.float64))
-    if total > MAX_USERS:
-        raise ValueError(f"{name} sum to about {total:.4g}, above the supported {MAX_USERS} (2**53) users")
+    if limit_total and total >= MAX_USERS / 2:  # the float sum may have rounded: add exactly
+        exact = sum(out.tolist())
+        if exact > MAX_USERS:
+            raise ValueError(f"{name} sum to {exact}, above the supported {MAX_USERS} (2**53) users")
     if total == 0 and not allow_zero_total:
         raise ValueError(f"{name} sum to zero: at least one user is needed")
     return out
 
 
-def real_array(values: Any, name: str) -> np.ndarray:
+def real_array(values: Any, name: str, exact: bool = False) -> np.ndarray:
     """``values`` as a float array; complex, string, boolean or object entries that are not real are refused.
 
     ``np.asarray(x, dtype=float)`` would drop an imaginary part or parse strings; this does not.
+    A Python integer too large for a double is refused (naming it) instead of raising
+    ``OverflowError``; with ``exact=True`` so is every integer entry beyond :data:`MAX_USERS`
+    ``= 2**53`` in magnitude, which double precision would round.
     """
     arr = np.asarray(values)
     if arr.dtype == object:
         flat = arr.reshape(-1).tolist()
-        bad = next((v for v in flat if isinstance(v, bool) or not isinstance(v, numbers.Real)), None)
-        if bad is not None or (arr.size and any(isinstance(v, bool) for v in flat)):
-            raise ArgumentTypeError(f"{name} must hold real numbers, got {describe(bad)}")
-        return arr.astype(float)
+        not_real = [v for v in flat if isinstance(v, bool) or not isinstance(v, numbers.Real)]
+        if not_real:  # (None is a value that can be offending, so no None sentinel here)
+            raise ArgumentTypeError(f"{name} must hold real numbers, got {describe(not_real[0])}")
+        inexact = [v for v in flat if isinstance(v, numbers.Integral) and abs(int(v)) > MAX_USERS] if exact else []
+        if inexact:
+            big = inexact[0]
+            raise ValueError(f"{name} contains the integer {big}, beyond the {MAX_USERS} (2**53) that double "
+                             "precision holds exactly")
+        try:
+            return arr.astype(float)
+        except OverflowError:
+            huge = next(v for v in flat if not math.isfinite(_to_float(v)))
+            raise ValueError(f"{name} contains {describe(huge)}, too large for double precision") from None
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ArgumentTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if exact and np.issubdtype(arr.dtype, np.integer) and arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if max(-lo, hi) > MAX_USERS:
+            big_int = hi if hi > MAX_USERS else lo
+            raise ValueError(f"{name} contains the integer {big_int}, beyond the {MAX_USERS} (2**53) that double "
+                             "precision holds exactly")
     return arr.astype(float)
 
 
 def check_probability(p: Any, name: str = "p", open_interval: bool = False) -> float:
     """Return ``p`` as a float in [0, 1] (or (0, 1) when ``open_interval``)."""
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(float(p)):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise ArgumentTypeError(f"{name} must be a probability in [0, 1], got {describe(p)}")
+    value = _to_float(p)
+    if not math.isfinite(value):
         raise ValueError(f"{name} must be a probability in [0, 1], got {describe(p)}")
-    value = float(p)
     if open_interval and not 0.0 < value < 1.0:
         raise ValueError(f"{name} must be a probability in (0, 1), got {describe(p)}")
     if not 0.0 <= value <= 1.0:

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_counts, check_items, check_positive_int, check_probabilities, real_array
+from ._validation import MAX_USERS, check_counts, check_items, check_positive_int, check_probabilities, real_array
 from .accountant import Guarantee
 from .channels import Channel
 from .reports import Provenance, check_source
@@ -141,7 +141,7 @@ class FrequencyOracle(abc.ABC):
         of the output (OLH's hash seeds) override it.
         """
         x = check_items([x], self.d, "x")[0]
-        size = check_positive_int(size, "size")
+        size = check_positive_int(size, "size", maximum=MAX_USERS)
         return self.output_index(self.perturb(np.full(size, x, dtype=np.int64), rng))
 
     @abc.abstractmethod
@@ -167,7 +167,7 @@ class FrequencyOracle(abc.ABC):
         """
         counts = check_counts(counts, self.d)
         if trials is not None:
-            trials = check_positive_int(trials, "trials")
+            trials = check_positive_int(trials, "trials", maximum=MAX_USERS)
         gen = as_generator(rng)
         n = int(counts.sum())
         reps = 1 if trials is None else trials
@@ -198,9 +198,12 @@ def _support_probabilities(p: ArrayLike, q: ArrayLike, d: int) -> tuple[np.ndarr
 
 
 def check_support(support: ArrayLike, d: int, n: int) -> np.ndarray:
-    """Support counts of ``n`` users: ``d`` non-negative integers, none above ``n``."""
-    n = check_positive_int(n, "n")
-    arr = check_counts(support, d, "support", allow_zero_total=True)
+    """Support counts of ``n <= MAX_USERS`` users: ``d`` non-negative integers, none above ``n``.
+
+    Their total is not limited: one user supports several items (unary encodings, OLH).
+    """
+    n = check_positive_int(n, "n", maximum=MAX_USERS)
+    arr = check_counts(support, d, "support", allow_zero_total=True, limit_total=False)
     if arr.size and int(arr.max()) > n:
         raise ValueError(f"support count {int(arr.max())} exceeds the number of users n={n}")
     return arr

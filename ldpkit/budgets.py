@@ -21,12 +21,15 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
+    MAX_USERS,
+    ArgumentTypeError,
     check_budget_vector,
     check_counts,
     check_distribution,
     check_epsilon,
     check_positive_int,
     check_probability,
+    real_array,
 )
 
 __all__ = [
@@ -46,7 +49,7 @@ _FLOOR_SLACK = 1e-9
 
 
 def _budget_levels(budgets: ArrayLike) -> np.ndarray:
-    arr = np.asarray(budgets, dtype=float)
+    arr = real_array(budgets, "budgets")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"budgets must be a non-empty 1-d sequence of budgets, got shape {arr.shape}")
     return check_budget_vector(arr, arr.size, "budgets")
@@ -67,7 +70,7 @@ def apportion(m: int, shares: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     m
-        Number of items (``>= 1``).
+        Number of items (``1 <= m <= 2**53``, so that ``shares[i] * m`` is exact enough).
     shares
         Probability vector (non-negative, sums to 1).
 
@@ -76,25 +79,35 @@ def apportion(m: int, shares: ArrayLike) -> np.ndarray:
     numpy.ndarray
         int64 level sizes, same length as ``shares``.
     """
-    m = check_positive_int(m, "m")
+    m = check_positive_int(m, "m", maximum=MAX_USERS)
     shares = check_distribution(shares, name="shares")
     exact = shares * m
     sizes = np.floor(exact + _FLOOR_SLACK).astype(np.int64)
     sizes = np.minimum(sizes, m)
     left = m - int(sizes.sum())
+    if abs(left) > sizes.size:
+        # shares summing to 1 -+ ~1e-8 (check_distribution's tolerance) times a large m leave more
+        # items over (or short) than there are levels: apportion the normalised shares instead
+        exact = shares / shares.sum() * m
+        sizes = np.minimum(np.floor(exact + _FLOOR_SLACK).astype(np.int64), m)
+        left = m - int(sizes.sum())
     if left > 0:
         remainder = exact - sizes
         # stable sort on -remainder: largest remainders first, ties by level index
         order = np.argsort(-remainder, kind="stable")
-        sizes[order[:left]] += 1
+        while left > 0:  # one round (a few at most for m near 2**53)
+            take = order[:left]
+            sizes[take] += 1
+            left -= take.size
     elif left < 0:  # only reachable through the slack with shares summing to 1 + ~1e-8
         order = np.argsort(exact - sizes, kind="stable")
-        for i in order:
-            if left == 0:
-                break
-            if sizes[i] > 0:
-                sizes[i] -= 1
-                left += 1
+        while left < 0:
+            for i in order:
+                if left == 0:
+                    break
+                if sizes[i] > 0:
+                    sizes[i] -= 1
+                    left += 1
     return sizes
 
 
@@ -130,11 +143,11 @@ def random_levels(m: int, budgets: ArrayLike, shares: ArrayLike, rng: RNGLike = 
     numpy.ndarray
         float array of length ``m``: the budget of every item.
     """
-    m = check_positive_int(m, "m")
+    m = check_positive_int(m, "m", maximum=MAX_USERS)
     levels = _budget_levels(budgets)
     shares = check_distribution(shares, levels.size, "shares")
     if not isinstance(exact, (bool, np.bool_)):
-        raise ValueError(f"exact must be True or False, got {exact!r}")
+        raise ArgumentTypeError(f"exact must be True or False, got {exact!r}")
     gen = as_generator(rng)
     if exact:
         labels = np.repeat(np.arange(levels.size), apportion(m, shares))
@@ -165,7 +178,7 @@ def level_structure(budgets_per_item: ArrayLike) -> tuple[np.ndarray, np.ndarray
     level_sizes
         int64 array of length ``t``: the number of items at each level (sums to ``m``).
     """
-    arr = np.asarray(budgets_per_item, dtype=float)
+    arr = real_array(budgets_per_item, "budgets_per_item")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"budgets_per_item must be a non-empty 1-d array, got shape {arr.shape}")
     arr = check_budget_vector(arr, arr.size, "budgets_per_item")
@@ -342,6 +355,8 @@ class IPLDPExperiment:
 
     def nr(self, dataset: str) -> float | tuple[float, float]:
         """``NR`` (or its swept range) for ``dataset`` in ``{"Zipf", "Kosarak"}``."""
+        if not isinstance(dataset, str):
+            raise ArgumentTypeError(f"dataset must be 'Zipf' or 'Kosarak', got {dataset!r}")
         if dataset == "Zipf":
             return self.nr_zipf
         if dataset == "Kosarak":

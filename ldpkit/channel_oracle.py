@@ -24,13 +24,22 @@ maximum-likelihood estimate).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_counts, check_items, check_positive_int, check_positive_real
+from ._validation import (
+    MAX_USERS,
+    ArgumentTypeError,
+    check_counts,
+    check_items,
+    check_positive_int,
+    check_positive_real,
+    real_array,
+)
 from .accountant import Guarantee, ldp_epsilon
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel
@@ -83,7 +92,7 @@ class ChannelOracle(FrequencyOracle):
         epsilon: float | None = None,
         guarantees: list[Guarantee] | None = None,
     ) -> None:
-        ch = channel if isinstance(channel, Channel) else ExplicitChannel(np.asarray(channel, dtype=float))
+        ch = channel if isinstance(channel, Channel) else ExplicitChannel(real_array(channel, "channel"))
         if not isinstance(ch, ExplicitChannel):
             ch = ch.to_explicit()
         d, k = ch.matrix.shape
@@ -95,8 +104,9 @@ class ChannelOracle(FrequencyOracle):
             guarantees = list(guarantees)
             bad = [g for g in guarantees if not isinstance(g, Guarantee)]
             if bad:
-                raise ValueError(f"guarantees must be Guarantee records, got {bad[0]!r}")
-        eps = None if epsilon is None else (math.inf if epsilon == math.inf else check_positive_real(epsilon, "epsilon"))
+                raise ArgumentTypeError(f"guarantees must be Guarantee records, got {bad[0]!r}")
+        declared_inf = isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and epsilon == math.inf
+        eps = None if epsilon is None else (math.inf if declared_inf else check_positive_real(epsilon, "epsilon"))
         Q = ch.matrix
         rank = int(np.linalg.matrix_rank(Q))
         if rank < d:
@@ -175,7 +185,7 @@ class ChannelOracle(FrequencyOracle):
         y = np.asarray(support)
         if y.shape != (self.n_outputs,):
             raise ValueError(f"output counts have shape {y.shape}, expected ({self.n_outputs},)")
-        n = check_positive_int(n, "n")
+        n = check_positive_int(n, "n", maximum=MAX_USERS)
         y = check_counts(y, self.n_outputs, "output counts")
         if int(y.sum()) != n:
             raise ValueError(f"output counts sum to {int(y.sum())}, but n={n}")

@@ -23,7 +23,14 @@ from typing import ClassVar
 import numpy as np
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_positive_int, check_positive_real, check_probabilities
+from ._validation import (
+    MAX_USERS,
+    ArgumentTypeError,
+    check_positive_int,
+    check_positive_real,
+    check_probabilities,
+    check_probability,
+)
 
 __all__ = ["Channel", "ExplicitChannel", "UnaryChannel", "product_channel", "random_channel", "mix_with_uniform"]
 
@@ -248,7 +255,19 @@ class UnaryChannel(Channel):
         for x in range(d):
             p1 = self.b.copy()
             p1[x] = self.a[x]
-            probs[x] = np.prod(np.where(outputs, p1[None, :], 1 - p1[None, :]), axis=1)
+            factors = np.where(outputs, p1[None, :], 1 - p1[None, :])
+            probs[x] = np.prod(factors, axis=1)
+            # a product of d positive factors can underflow to 0 (or lose its precision as a
+            # subnormal): that would invent outputs impossible under x, hence a false infinite
+            # privacy loss; refuse rather than return a wrong matrix
+            lost = (probs[x] < np.finfo(float).tiny) & np.all(factors > 0, axis=1)
+            if np.any(lost):
+                y = int(np.flatnonzero(lost)[0])
+                raise ValueError(
+                    f"enumerating the {d}-bit unary channel underflows double precision: output {y} of input {x} "
+                    f"has probability e^{float(np.sum(np.log(factors[y]))):.4g}, below the smallest normal double "
+                    f"({np.finfo(float).tiny:.3g})"
+                )
         return ExplicitChannel(probs, output_labels=tuple(map(tuple, outputs.astype(int))))
 
 
@@ -278,7 +297,7 @@ def product_channel(*channels: Channel) -> ExplicitChannel:
     mats = []
     for i, ch in enumerate(channels):
         if not isinstance(ch, Channel):
-            raise ValueError(f"argument {i} is not a Channel, got {type(ch).__name__}")
+            raise ArgumentTypeError(f"argument {i} is not a Channel, got {type(ch).__name__}")
         mats.append(ch.to_explicit().matrix)
     d = mats[0].shape[0]
     for i, m in enumerate(mats):
@@ -295,8 +314,8 @@ def random_channel(n_inputs: int, n_outputs: int, rng: RNGLike = None, concentra
 
     Used by the book to test privacy theorems on mechanisms that are not of any named family.
     """
-    n_inputs = check_positive_int(n_inputs, "n_inputs")
-    n_outputs = check_positive_int(n_outputs, "n_outputs")
+    n_inputs = check_positive_int(n_inputs, "n_inputs", maximum=MAX_USERS)
+    n_outputs = check_positive_int(n_outputs, "n_outputs", maximum=MAX_USERS)
     concentration = check_positive_real(concentration, "concentration")
     gen = as_generator(rng)
     m = gen.dirichlet(np.full(n_outputs, concentration), size=n_inputs)
@@ -311,8 +330,6 @@ def mix_with_uniform(ch: Channel, theta: float) -> ExplicitChannel:
     linear-fractional function of ``theta``), so the privacy loss of every pair is
     non-increasing in ``theta``; :func:`ldpkit.accountant.fit_to_budgets` bisects on it.
     """
-    theta = float(theta)
-    if not 0.0 <= theta <= 1.0 or not np.isfinite(theta):
-        raise ValueError(f"theta must lie in [0, 1], got {theta!r}")
+    theta = check_probability(theta, "theta")
     m = ch.to_explicit().matrix
     return ExplicitChannel((1.0 - theta) * m + theta / m.shape[1])

@@ -20,6 +20,7 @@ stderr before any work is done.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,17 @@ USAGE_ERROR = 2
 
 class _UsageError(Exception):
     """A bad command line; reported on stderr with exit status 2."""
+
+
+def _scale_arg(text: str) -> float:
+    """``--scale`` as a float; a value that overflows to infinity is reported as typed, not as ``inf``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if math.isinf(value) and not text.strip().lower().lstrip("+-").startswith("inf"):
+        raise argparse.ArgumentTypeError(f"scale must be a fraction in (0, 1], got {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", metavar="DIR", default=".", help="output directory (default: current directory)")
     rep.add_argument("--seed", type=int, default=None, help="non-negative run seed (default: the book's)")
     rep.add_argument("--repeats", type=int, default=None, help="repeats per setting, >= 1 (default: the book's)")
-    rep.add_argument("--scale", type=float, default=None,
+    rep.add_argument("--scale", type=_scale_arg, default=None,
                      help="fraction in (0, 1] of each dataset's users (default: the book's, 1)")
     sub.add_parser("datasets", help="for every dataset: real file found, or stand-in")
     return parser
@@ -99,7 +111,7 @@ def _cmd_reproduce(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _dataset_status(key: str) -> tuple[str, str]:
     """``(status, detail)`` of one registry dataset, without downloading or parsing anything."""
-    from .datasets import ChecksumMismatchError, available, cache_dir, data_dir, describe, is_offline
+    from .datasets import ChecksumMismatchError, DatasetFormatError, available, cache_dir, data_dir, describe, is_offline
     from .datasets.fetch import locate
 
     info = describe(key)
@@ -115,6 +127,8 @@ def _dataset_status(key: str) -> tuple[str, str]:
         except ChecksumMismatchError as exc:
             name = Path(exc.path).name
             return "error", f"{name} has the wrong sha256: it is not used and loading fails; delete or replace it"
+        except DatasetFormatError as exc:
+            return "error", f"{exc}; loading fails until it is replaced"
         else:
             if len(found) == len(layout):
                 places = {"LDPKIT_DATA_DIR" if root is not None and p.is_relative_to(root) else

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import describe, check_distribution, check_positive_real
+from ._validation import ArgumentTypeError, check_distribution, check_positive_real, describe, real_array
 
 __all__ = [
     "top_k_items",
@@ -60,10 +60,13 @@ __all__ = [
 
 # --------------------------------------------------------------------------- validation
 def _check_vector(values: ArrayLike, name: str, nonnegative: bool = False) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"{name} must be a numeric vector, got dtype {arr.dtype}")
-    arr = arr.astype(float)
+    raw = np.asarray(values)
+    if raw.dtype != object and (
+        raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating))
+    ):
+        raise ArgumentTypeError(f"{name} must be a numeric vector, got dtype {raw.dtype}")
+    # object arrays of real numbers are accepted; integers beyond 2**53 would be rounded: refused
+    arr = real_array(raw, name, exact=True)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d vector, got shape {arr.shape}")
     if arr.size == 0:
@@ -89,15 +92,53 @@ def _check_pair(
 
 
 def _check_k(k: Any, d: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= d:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ArgumentTypeError(f"k must be an integer in 1..{d}, got {describe(k)}")
+    if not 1 <= int(k) <= d:
         raise ValueError(f"k must be an integer in 1..{d}, got {describe(k)}")
     return int(k)
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be one of {choices}, got {describe(value)}")
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {describe(value)}")
     return value
+
+
+# --------------------------------------------------------------------------- overflow-free sums
+# Inputs are finite, but a difference, a square or a sum of them can exceed the double range
+# (about 1.8e308) although the metric itself is representable.  Each helper first computes the
+# plain formula (so results on ordinary inputs are unchanged); only when that overflowed does it
+# rescale by the largest magnitude, and a metric that truly exceeds the range is a ValueError.
+def _finite(value: float, what: str) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{what} exceeds the double-precision range (about 1.8e308) for these inputs")
+    return value
+
+
+def _safe_sum(values: np.ndarray, what: str, divisor: float = 1.0) -> float:
+    """``sum(values) / divisor`` without spurious overflow (``values`` finite)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(np.sum(values)) / divisor
+    if math.isfinite(out):
+        return out
+    scale = float(np.max(np.abs(values)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite(float(np.sum(values / scale)) * (scale / divisor), what)
+
+
+def _safe_sum_squares(t: np.ndarray, e: np.ndarray, what: str, divisor: float = 1.0) -> float:
+    """``sum((e - t)**2) / divisor`` without spurious overflow (``t`` and ``e`` finite)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(np.sum((e - t) ** 2)) / divisor
+    if math.isfinite(out):
+        return out
+    half = e / 2 - t / 2  # the difference itself may overflow; its half cannot
+    scale = float(np.max(np.abs(half)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite(float(np.sum((half / scale) ** 2)) * 4.0 * scale * (scale / divisor), what)
 
 
 # --------------------------------------------------------------------------- ranking
@@ -166,18 +207,21 @@ def mse(
     """
     t, e = _check_pair(true_counts, est_counts, "true_counts", "est_counts")
     norm = _check_choice(normalisation, "normalisation", ("per_user", "sum", "mean"))
-    sq = float(np.sum((e - t) ** 2))
     if norm == "sum":
-        return sq
+        return _safe_sum_squares(t, e, "mse")
     if norm == "mean":
-        return sq / t.size
+        return _safe_sum_squares(t, e, "mse", t.size)
     if n is None:
-        users = float(t.sum())
+        with np.errstate(over="ignore"):
+            users = float(t.sum())
         if users <= 0:
             raise ValueError(f"true_counts sum to {users!r}; pass n explicitly for normalisation='per_user'")
+        if not math.isfinite(users):  # the counts sum beyond the double range: divide in two steps
+            top = float(t.max())
+            return _safe_sum_squares(t, e, "mse", top) / float(np.sum(t / top))
     else:
         users = check_positive_real(n, "n")
-    return sq / users
+    return _safe_sum_squares(t, e, "mse", users)
 
 
 def l2_loss(p: ArrayLike, p_hat: ArrayLike) -> float:
@@ -188,7 +232,7 @@ def l2_loss(p: ArrayLike, p_hat: ArrayLike) -> float:
     chapter, :prf:ref:`def-metric-lp`.
     """
     t, e = _check_pair(p, p_hat, "p", "p_hat")
-    return float(np.sum((e - t) ** 2))
+    return _safe_sum_squares(t, e, "l2_loss")
 
 
 def l1_loss(p: ArrayLike, p_hat: ArrayLike) -> float:
@@ -197,7 +241,11 @@ def l1_loss(p: ArrayLike, p_hat: ArrayLike) -> float:
     Estimation chapter, :prf:ref:`def-metric-lp`.
     """
     t, e = _check_pair(p, p_hat, "p", "p_hat")
-    return float(np.sum(np.abs(e - t)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.abs(e - t)
+    if not np.all(np.isfinite(diff)):  # |e - t| beyond the range: so is their sum
+        raise ValueError("l1_loss exceeds the double-precision range (about 1.8e308) for these inputs")
+    return _safe_sum(diff, "l1_loss")
 
 
 def squared_error_topk(
@@ -233,8 +281,7 @@ def squared_error_topk(
     red = _check_choice(reduction, "reduction", ("mean", "sum"))
     cand = _check_choice(candidates, "candidates", ("true", "estimated"))
     idx = _ranked(t if cand == "true" else e, k)
-    sq = (e[idx] - t[idx]) ** 2
-    return float(sq.mean() if red == "mean" else sq.sum())
+    return _safe_sum_squares(t[idx], e[idx], "squared_error_topk", float(k) if red == "mean" else 1.0)
 
 
 # --------------------------------------------------------------------------- relative errors
@@ -248,7 +295,17 @@ def _relative_errors(t: np.ndarray, e: np.ndarray, idx: np.ndarray, zero_truth: 
         idx, tv = idx[~zero], tv[~zero]
         if idx.size == 0:
             raise ValueError("every evaluated item has true value 0: relative error undefined")
-    return np.abs(e[idx] - tv) / tv
+    with np.errstate(over="ignore", invalid="ignore"):
+        rel = np.abs(e[idx] - tv) / tv
+        redo = ~np.isfinite(rel)
+        rel[redo] = np.abs(e[idx][redo] / tv[redo] - 1.0)  # e - t overflowed; the ratio may not
+    if not np.all(np.isfinite(rel)):
+        item = int(idx[np.flatnonzero(~np.isfinite(rel))[0]])
+        raise ValueError(
+            f"relative error of item {item} exceeds the double-precision range (true value {t[item]!r}, "
+            f"estimate {e[item]!r})"
+        )
+    return rel
 
 
 def relative_error_topk(
@@ -295,7 +352,9 @@ def relative_error_topk(
     cand = _check_choice(candidates, "candidates", ("true", "estimated"))
     zt = _check_choice(zero_truth, "zero_truth", ("raise", "skip"))
     rel = _relative_errors(t, e, _ranked(t if cand == "true" else e, k), zt)
-    return float(np.mean(rel) if agg == "mean" else np.median(rel))
+    if agg == "median":
+        return float(np.median(rel))
+    return _safe_sum(rel, "relative_error_topk", float(rel.size))
 
 
 def relative_error_sum(true: ArrayLike, est: ArrayLike, *, zero_truth: Literal["raise", "skip"] = "raise") -> float:
@@ -309,7 +368,7 @@ def relative_error_sum(true: ArrayLike, est: ArrayLike, *, zero_truth: Literal["
     """
     t, e = _check_pair(true, est)
     zt = _check_choice(zero_truth, "zero_truth", ("raise", "skip"))
-    return float(np.sum(_relative_errors(t, e, np.arange(t.size), zt)))
+    return _safe_sum(_relative_errors(t, e, np.arange(t.size), zt), "relative_error_sum")
 
 
 # --------------------------------------------------------------------------- top-k identification
@@ -372,7 +431,10 @@ def kl_divergence(p: ArrayLike, q: ArrayLike, *, smoothing: float | None = None)
     qv = check_distribution(q, pv.size, name="q")
     if smoothing is not None:
         s = check_positive_real(smoothing, "smoothing")
-        qv = (qv + s) / (1.0 + pv.size * s)
+        if math.isfinite(pv.size * s):
+            qv = (qv + s) / (1.0 + pv.size * s)
+        else:  # d * s overflows: the same ratio divided through by s
+            qv = (qv / s + 1.0) / (1.0 / s + pv.size)
     support = pv > 0
     bad = support & (qv <= 0)
     if np.any(bad):
@@ -398,10 +460,14 @@ def topk_kl_divergence(true: ArrayLike, est: ArrayLike, k: int, *, smoothing: fl
     idx = _ranked(t, k)
     tv = t[idx]
     ev = np.clip(e[idx], 0.0, None)
-    if tv.sum() <= 0:
+    if tv.max() <= 0:
         raise ValueError(f"true values sum to 0 on the top-{k} items: no reference distribution")
-    if ev.sum() <= 0:
+    if ev.max() <= 0:
         raise ValueError(f"estimates are all <= 0 on the true top-{k} items: no estimated distribution")
+    with np.errstate(over="ignore"):
+        # a sum beyond the double range: normalise by the largest entry first
+        tv = tv if math.isfinite(float(tv.sum())) else tv / tv.max()
+        ev = ev if math.isfinite(float(ev.sum())) else ev / ev.max()
     return kl_divergence(tv / tv.sum(), ev / ev.sum(), smoothing=smoothing)
 
 
@@ -414,8 +480,17 @@ def root_average_mse(total_mse: float, n: int) -> float:
     al. (``jiang2018lip``) Sec. V (first paragraph) and the y-axes of Figs. 5-8 (Fig. 7
     caption).  Estimation chapter, :prf:ref:`def-metric-lip`.
     """
-    ok = isinstance(total_mse, numbers.Real) and not isinstance(total_mse, bool)
-    if not ok or not math.isfinite(float(total_mse)) or float(total_mse) < 0:
+    if isinstance(total_mse, bool) or not isinstance(total_mse, numbers.Real):
+        raise ArgumentTypeError(f"total_mse must be a finite non-negative real number, got {describe(total_mse)}")
+    try:
+        e = float(total_mse)
+    except OverflowError:
+        e = math.inf
+    if not math.isfinite(e) or e < 0:
         raise ValueError(f"total_mse must be a finite non-negative real number, got {describe(total_mse)}")
     users = check_positive_real(n, "n")
-    return math.sqrt(float(total_mse) / users)
+    ratio = e / users
+    if math.isfinite(ratio) and (ratio > 0 or e == 0):
+        return math.sqrt(ratio)
+    # E / N overflowed or underflowed: take the square roots first
+    return _finite(math.sqrt(e) / math.sqrt(users), "root_average_mse")

@@ -52,7 +52,15 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._sampling import chunk_rows
-from ._validation import check_domain_size, check_epsilon, check_items, check_positive_int
+from ._validation import (
+    MAX_USERS,
+    ArgumentTypeError,
+    check_domain_size,
+    check_epsilon,
+    check_items,
+    check_positive_int,
+    describe,
+)
 from .base import SupportOracle
 from .channels import ExplicitChannel
 from .reports import Provenance, check_source
@@ -68,6 +76,9 @@ MAX_CHANNEL_CELLS = 1 << 24
 #: cells per block in :meth:`OLH.aggregate`: 2**20 uint64 cells (8 MB) stay closer to the CPU
 #: caches than the library-wide 2**24, which measured about 1.7x faster
 AGGREGATE_CHUNK_CELLS = 1 << 20
+
+#: most users :meth:`OLH.simulate` accepts (it runs the per-user path, about 1 GB per 1e8 users)
+MAX_SIMULATED_USERS = 10**8
 
 #: name and version of the hash family (part of the reports' provenance)
 HASH_FAMILY = "splitmix64-multiply-add-shift/1"
@@ -111,6 +122,15 @@ class HashedReports:
     g: int
     #: the mechanism configuration that made these reports (``None`` when built by hand)
     source: Optional[Provenance] = None
+
+    def __post_init__(self) -> None:
+        g = self.g
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+            raise ArgumentTypeError(f"HashedReports g must be an integer >= 2, got {describe(g)}")
+        if int(g) < 2:
+            raise ValueError(f"HashedReports g must be an integer >= 2, got {describe(g)}")
+        if self.source is not None and not isinstance(self.source, Provenance):
+            raise ArgumentTypeError(f"HashedReports source must be a Provenance or None, got {describe(self.source)}")
 
     def __len__(self) -> int:
         return int(self.seeds.shape[0])
@@ -279,7 +299,7 @@ class OLH(SupportOracle):
     @staticmethod
     def channel_seeds(n_seeds: int = 64) -> np.ndarray:
         """The default hash seeds of :meth:`channel`: ``n_seeds`` draws from ``SeedSequence(CHANNEL_SEED_ENTROPY)``."""
-        n_seeds = check_positive_int(n_seeds, "n_seeds")
+        n_seeds = check_positive_int(n_seeds, "n_seeds", maximum=MAX_USERS)
         gen = np.random.default_rng(np.random.SeedSequence(CHANNEL_SEED_ENTROPY))
         return gen.integers(0, 2**64, size=n_seeds, dtype=np.uint64)
 
@@ -356,7 +376,7 @@ class OLH(SupportOracle):
         the channel's seeds (the seed itself is independent of the input).
         """
         x = check_items([x], self.d, "x")[0]
-        size = check_positive_int(size, "size")
+        size = check_positive_int(size, "size", maximum=MAX_USERS)
         gen = as_generator(rng)
         pool = self.channel_seeds(self.default_channel_seeds if n_seeds is None else n_seeds)
         which = gen.integers(0, pool.size, size=size)
@@ -371,15 +391,19 @@ class OLH(SupportOracle):
         check_source(reports, self.provenance)
         seeds = np.asarray(reports.seeds)
         values = np.asarray(reports.values)
-        if seeds.dtype != np.uint64 or seeds.ndim != 1:
+        if seeds.dtype != np.uint64:
+            raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
+        if seeds.ndim != 1:
             raise ValueError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
         if values.shape != seeds.shape:
             raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
         if seeds.size == 0:
             raise ValueError("reports is empty: at least one user is needed")
-        if not np.issubdtype(values.dtype, np.integer) or values.min() < 0 or values.max() >= self.g:
-            bad = values[(values < 0) | (values >= self.g)] if np.issubdtype(values.dtype, np.integer) else values
-            raise ValueError(f"reports.values must be integers in [0, {self.g}), got {bad[0]!r}")
+        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+            raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
+        if values.min() < 0 or values.max() >= self.g:
+            bad = values[(values < 0) | (values >= self.g)]
+            raise ValueError(f"reports.values must be integers in [0, {self.g}), got {describe(bad[0])}")
         return reports
 
     def aggregate(self, reports: HashedReports) -> np.ndarray:
@@ -414,5 +438,11 @@ class OLH(SupportOracle):
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Not exact-from-aggregates: expand the counts into users and run the per-user path.
+        n = int(counts.sum())
+        if n > MAX_SIMULATED_USERS:
+            raise ValueError(
+                f"counts sum to {n} users; OLH simulates user by user (support counts of different items "
+                f"are correlated through each user's hash), so at most MAX_SIMULATED_USERS={MAX_SIMULATED_USERS} users"
+            )
         items = np.repeat(np.arange(self.d), counts)
         return self.aggregate(self.perturb(items, rng))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Optional, Union
@@ -31,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_domain_size, check_positive_int
+from ._validation import MAX_USERS, ArgumentTypeError, check_domain_size, check_positive_int, describe
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle, pure_variance
 from .channels import ExplicitChannel, UnaryChannel
@@ -147,7 +148,7 @@ def as_itemsets(itemsets: ItemSetsLike, d: int) -> ItemSets:
             raise ValueError(f"itemsets must be a sequence of item sets, got an array of shape {itemsets.shape}")
         itemsets = list(itemsets)
     if not isinstance(itemsets, Sequence) and not isinstance(itemsets, np.ndarray):
-        raise ValueError(f"itemsets must be a sequence of item sets, got {type(itemsets).__name__}")
+        raise ArgumentTypeError(f"itemsets must be a sequence of item sets, got {type(itemsets).__name__}")
     if len(itemsets) == 0:
         raise ValueError("itemsets is empty: at least one user is needed")
     parts = []
@@ -155,11 +156,21 @@ def as_itemsets(itemsets: ItemSetsLike, d: int) -> ItemSets:
         arr = np.asarray(sorted(v) if isinstance(v, (set, frozenset)) else v)
         if arr.ndim != 1:
             raise ValueError(f"itemsets: user {u} has an item set of shape {arr.shape}, expected 1-d")
-        if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
-            if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-                arr = arr.astype(np.int64)
-            else:
+        if arr.size and arr.dtype == object and all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in arr.tolist()
+        ):
+            arr = np.array([int(x) for x in arr.tolist()], dtype=object)  # Python ints of any size
+        elif arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
+            floating = np.issubdtype(arr.dtype, np.floating)
+            integral = floating and bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))
+            if not integral:
                 raise ValueError(f"itemsets: user {u} must hold integer items, got {arr.tolist()!r}"[:200])
+        if arr.size and arr.dtype != np.int64:
+            # range check on the values as given, before a cast to int64 could wrap or overflow them
+            lo, hi = arr.min(), arr.max()
+            if lo < 0 or hi >= d:
+                bad = lo if lo < 0 else hi
+                raise ValueError(f"itemsets: user {u} holds item {describe(bad)}, outside the domain 0..{d - 1}")
         parts.append(arr.astype(np.int64, copy=False))
     sizes = np.fromiter((p.size for p in parts), dtype=np.int64, count=len(parts))
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
@@ -216,12 +227,14 @@ class PaddingSampling:
 
     def __init__(self, base_factory: Callable[[int], FrequencyOracle], d: int, ell: int) -> None:
         if not callable(base_factory):
-            raise ValueError(f"base_factory must be callable k -> FrequencyOracle, got {base_factory!r}")
+            raise ArgumentTypeError(f"base_factory must be callable k -> FrequencyOracle, got {base_factory!r}")
         d = check_domain_size(d, minimum=1)
-        ell = check_positive_int(ell, "ell")
+        ell = check_positive_int(ell, "ell", maximum=MAX_USERS - d)
         inner = base_factory(d + ell)
         if not isinstance(inner, FrequencyOracle):
-            raise ValueError(f"base_factory({d + ell}) must return a FrequencyOracle, got {type(inner).__name__}")
+            raise ArgumentTypeError(
+                f"base_factory({d + ell}) must return a FrequencyOracle, got {type(inner).__name__}"
+            )
         if inner.d != d + ell:
             raise ValueError(f"base_factory({d + ell}) returned an oracle over d={inner.d} items, expected {d + ell}")
         self.d = d
@@ -339,7 +352,7 @@ class PaddingSampling:
         """
         sets = as_itemsets(itemsets, self.d)
         if trials is not None:
-            trials = check_positive_int(trials, "trials")
+            trials = check_positive_int(trials, "trials", maximum=MAX_USERS)
         gen = as_generator(rng)
         k = self.d + self.ell
         reps = 1 if trials is None else trials
@@ -364,9 +377,11 @@ class PaddingSampling:
         :func:`all_itemsets`; the reports are mapped by the inner oracle's ``output_index``.
         """
         sets = all_itemsets(self.d)
-        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < len(sets):
-            raise ValueError(f"x must be the index of an item set in 0..{len(sets) - 1}, got {x!r}")
-        size = check_positive_int(size, "size")
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+            raise ArgumentTypeError(f"x must be the index of an item set in 0..{len(sets) - 1}, got {describe(x)}")
+        if not 0 <= int(x) < len(sets):
+            raise ValueError(f"x must be the index of an item set in 0..{len(sets) - 1}, got {describe(x)}")
+        size = check_positive_int(size, "size", maximum=MAX_USERS)
         return self.inner.output_index(self.perturb([sets[int(x)]] * size, rng))
 
     @property
@@ -406,7 +421,7 @@ class PaddingSampling:
         """
         sets = as_itemsets(itemsets, self.d)
         if trials is not None:
-            trials = check_positive_int(trials, "trials")
+            trials = check_positive_int(trials, "trials", maximum=MAX_USERS)
         gen = as_generator(rng)
         reps = 1 if trials is None else trials
         out = np.empty((reps, self.d))

@@ -49,10 +49,13 @@ __all__ = [
 # --------------------------------------------------------------------------- validation
 def _check_estimates(est: ArrayLike, name: str = "est", allow_2d: bool = False) -> np.ndarray:
     """Return ``est`` as a non-empty finite float array (1-d, or 2-d rows when allowed)."""
-    arr = np.asarray(est)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
-    arr = arr.astype(float)
+    raw = np.asarray(est)
+    if raw.dtype != object and (
+        raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating))
+    ):
+        raise ArgumentTypeError(f"{name} must be a numeric array, got dtype {raw.dtype}")
+    # object arrays of real numbers are accepted; integers beyond 2**53 would be rounded: refused
+    arr = real_array(raw, name, exact=True)
     allowed = (1, 2) if allow_2d else (1,)
     if arr.ndim not in allowed:
         what = "a 1-d vector or a 2-d array of row vectors" if allow_2d else "a 1-d vector"
@@ -234,6 +237,10 @@ def _as_explicit(channel: Any) -> ExplicitChannel:
     return ExplicitChannel(real_array(channel, "channel matrix"))
 
 
+#: channel columns whose largest entry is below this are rescaled inside :func:`em_estimate`
+_SMALL_COLUMN = 2.0**-500
+
+
 def _log_likelihood(m: np.ndarray, q: np.ndarray) -> float:
     return float(np.dot(m, np.log(q)))
 
@@ -318,9 +325,9 @@ def em_estimate(
     tol = check_positive_real(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     if not isinstance(strict, bool):
-        raise ValueError(f"strict must be a bool, got {describe(strict)}")
+        raise ArgumentTypeError(f"strict must be a bool, got {describe(strict)}")
     if not isinstance(history, bool):
-        raise ValueError(f"history must be a bool, got {describe(history)}")
+        raise ArgumentTypeError(f"history must be a bool, got {describe(history)}")
     if init is None:
         pi = np.full(d, 1.0 / d)
     else:
@@ -340,9 +347,19 @@ def em_estimate(
     m = m_all[observed].astype(float)
     n = float(m.sum())
     w = m / n
+    # The update uses only the ratios P[x, y] / q_y, which do not change when column y is scaled:
+    # columns whose largest entry is tiny (down to subnormal) are scaled to largest entry 1, so that
+    # q_y cannot underflow to 0; the log-likelihood gets the constant sum_y m_y log(scale_y) back.
+    col_max = Pm.max(axis=0)
+    small = col_max < _SMALL_COLUMN
+    offset = 0.0
+    if np.any(small):
+        Pm = Pm.copy()
+        Pm[:, small] /= col_max[small]
+        offset = float(np.dot(m[small], np.log(col_max[small])))
 
     q = pi @ Pm
-    ll = _log_likelihood(m, q)
+    ll = _log_likelihood(m, q) + offset
     trace = [ll] if history else None
     converged = False
     it = 0
@@ -350,7 +367,7 @@ def em_estimate(
         pi = pi * (Pm @ (w / q))
         pi /= pi.sum()
         q = pi @ Pm
-        new_ll = _log_likelihood(m, q)
+        new_ll = _log_likelihood(m, q) + offset
         if trace is not None:
             trace.append(new_ll)
         gain = (new_ll - ll) / n

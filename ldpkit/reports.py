@@ -86,7 +86,7 @@ def _show(value: Any) -> str:
 class ItemReports(np.ndarray):
     """Single-item reports: an int64 array of reported items (or output indices) with a provenance.
 
-    Behaves as a numpy array everywhere; :attr:`source` is the :class:`Provenance` of the
+    Behaves as a numpy array everywhere; ``source`` is the :class:`Provenance` of the
     mechanism that made it (``None`` for arrays built by hand), and slices keep it.
 
     Examples

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows
-from ._validation import check_domain_size, check_epsilon, check_items, check_probabilities
+from ._validation import ArgumentTypeError, check_domain_size, check_epsilon, check_items, check_probabilities
 from .base import SupportOracle
 from .channels import UnaryChannel
 from .reports import Provenance, array_digest, check_source
@@ -45,9 +45,15 @@ class UnaryReports:
 
     def __post_init__(self) -> None:
         if isinstance(self.d, bool) or not isinstance(self.d, (int, np.integer)) or int(self.d) < 1:
-            raise ValueError(f"UnaryReports d must be a positive integer, got {self.d!r}")
+            raise ArgumentTypeError(f"UnaryReports d must be a positive integer, got {self.d!r}")
         bits = self.bits
-        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.ndim != 2:
+        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8:
+            shape = getattr(bits, "shape", None)
+            dtype = getattr(bits, "dtype", type(bits).__name__)
+            raise ArgumentTypeError(
+                f"UnaryReports bits must be a 2-d uint8 array (np.packbits), got {dtype} of shape {shape}"
+            )
+        if bits.ndim != 2:
             shape = getattr(bits, "shape", None)
             dtype = getattr(bits, "dtype", type(bits).__name__)
             raise ValueError(f"UnaryReports bits must be a 2-d uint8 array (np.packbits), got {dtype} of shape {shape}")
@@ -59,7 +65,7 @@ class UnaryReports:
             user = int(np.flatnonzero(bits[:, -1] & np.uint8((1 << pad) - 1))[0])
             raise ValueError(f"UnaryReports: user {user} has bits set beyond item d-1={int(self.d) - 1}")
         if self.source is not None and not isinstance(self.source, Provenance):
-            raise ValueError(f"UnaryReports source must be a Provenance or None, got {self.source!r}")
+            raise ArgumentTypeError(f"UnaryReports source must be a Provenance or None, got {self.source!r}")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
@@ -189,6 +195,12 @@ class UnaryEncoding(SupportOracle):
 #: largest budget of :class:`RAPPOR` (see its docstring)
 RAPPOR_EPS_MAX = 30.0
 
+#: why budgets above :data:`RAPPOR_EPS_MAX` are refused
+RAPPOR_HIGH_WHY = (
+    "above it 1 - a = 1/(1 + e^(eps/2)) is below 3e-7, and storing a next to 1 in double precision "
+    "shifts the channel's log-ratio by more than the accountant's relative tolerance of 1e-9"
+)
+
 
 class RAPPOR(UnaryEncoding):
     """Basic (one-time) RAPPOR: symmetric unary encoding, ``a = e^{eps/2}/(e^{eps/2}+1)``, ``b = 1 - a``.
@@ -208,12 +220,7 @@ class RAPPOR(UnaryEncoding):
 
     def __init__(self, d: int, epsilon: float) -> None:
         d = check_domain_size(d)
-        eps = check_epsilon(
-            epsilon,
-            high=RAPPOR_EPS_MAX,
-            high_why="above it 1 - a = 1/(1 + e^(eps/2)) is below 3e-7, and storing a next to 1 in double precision "
-            "shifts the channel's log-ratio by more than the accountant's relative tolerance of 1e-9",
-        )
+        eps = check_epsilon(epsilon, high=RAPPOR_EPS_MAX, high_why=RAPPOR_HIGH_WHY)
         b = 1.0 / (1.0 + math.exp(eps / 2))  # logistic(-eps/2), no overflow
         super().__init__(np.full(d, 1.0 - b), np.full(d, b))
         self._declared = eps

@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_domain_size, check_epsilon, check_items
+from ._validation import ArgumentTypeError, check_domain_size, check_epsilon, check_items, describe
 from .accountant import Guarantee
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
@@ -53,6 +53,10 @@ MAX_EXPLICIT_D = 4096
 def _sensitive_mask(sensitive: ArrayLike, d: int) -> np.ndarray:
     """Boolean mask of length ``d`` from a boolean mask or a list of sensitive item indices."""
     arr = np.asarray(sensitive)
+    if arr.ndim == 0:
+        raise ArgumentTypeError(
+            f"sensitive must be a 1-d boolean mask or list of item indices, got {describe(sensitive)}"
+        )
     if arr.ndim != 1:
         raise ValueError(f"sensitive must be a 1-d boolean mask or list of item indices, got shape {arr.shape}")
     if arr.dtype == bool:

@@ -162,7 +162,7 @@ def test_reproduce_table_writes_csv_only(tmp_path: Path, capsys: pytest.CaptureF
         (["reproduce", "idldp-fig2", "--scale", "0"], "scale must be a fraction in (0, 1], got 0.0"),
         (["reproduce", "idldp-fig2", "--scale", "1.5"], "scale"),
         (["reproduce", "idldp-fig2", "--scale", "nan"], "scale"),
-        (["reproduce", "idldp-fig2", "--repeats", "0"], "repeats must be an integer >= 1, got 0"),
+        (["reproduce", "idldp-fig2", "--repeats", "0"], "repeats must be an integer in [1, 100000], got 0"),
         (["reproduce", "idldp-fig2", "--repeats", "two"], "invalid int value: 'two'"),
         (["reproduce", "idldp-fig2", "--seed", "-1"], "seed must be a non-negative integer"),
         (["reproduce", "idldp-fig2", "--seed", "1.5"], "invalid int value"),

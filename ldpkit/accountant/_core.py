@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, Union
 
 import numpy as np
 
-from .._validation import describe
+from .._validation import ArgumentTypeError, describe
 from ..channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -137,8 +137,8 @@ def as_channel(obj: ChannelLike) -> Channel:
         ch = method()
         if isinstance(ch, Channel):
             return ch
-        raise ValueError(f"{type(obj).__name__}.channel() returned {type(ch).__name__}, not a Channel")
-    raise ValueError(f"expected a Channel or a mechanism with .channel(), got {describe(obj)}")
+        raise ArgumentTypeError(f"{type(obj).__name__}.channel() returned {type(ch).__name__}, not a Channel")
+    raise ArgumentTypeError(f"expected a Channel or a mechanism with .channel(), got {describe(obj)}")
 
 
 def require_pairs(ch: Channel) -> int:
@@ -338,7 +338,10 @@ def notions() -> tuple[str, ...]:
 
 def get_notion(name: str) -> Notion:
     """The registered :class:`Notion` called ``name`` (ValueError listing the known ones)."""
-    if not isinstance(name, str) or name not in _NOTIONS:
+    if not isinstance(name, str):
+        known = ", ".join(notions())
+        raise ArgumentTypeError(f"privacy notion must be a string, got {describe(name)}; known notions: {known}")
+    if name not in _NOTIONS:
         raise ValueError(f"unknown privacy notion {describe(name)}; known notions: {', '.join(notions())}")
     return _NOTIONS[name]
 
@@ -465,10 +468,10 @@ def verify(mech: DeclaresGuarantees, *, raise_on_failure: bool = False) -> Verif
     (True, ['ldp'])
     """
     if not isinstance(raise_on_failure, bool):
-        raise ValueError(f"raise_on_failure must be a bool, got {describe(raise_on_failure)}")
+        raise ArgumentTypeError(f"raise_on_failure must be a bool, got {describe(raise_on_failure)}")
     method = getattr(mech, "guarantees", None)
     if not callable(method):
-        raise ValueError(f"{describe(mech)} declares no guarantees (it has no guarantees() method)")
+        raise ArgumentTypeError(f"{describe(mech)} declares no guarantees (it has no guarantees() method)")
     declared = list(method())
     for g in declared:
         if not isinstance(g, Guarantee):

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_budget_vector, check_positive_real
+from .._validation import ArgumentTypeError, check_budget_vector, check_positive_real, real_array
 from ..channels import Channel, ExplicitChannel, UnaryChannel, mix_with_uniform
 from ._core import (
     ChannelLike,
@@ -74,13 +74,16 @@ def resolve_pair_rule(r: PairRule) -> tuple[str, Callable[[np.ndarray, np.ndarra
         raise ValueError(f"unknown pair rule r={r!r}; expected 'min', 'average', 'max' or a callable r(e1, e2)")
     if callable(r):
         return getattr(r, "__name__", "custom"), r
-    raise ValueError(f"pair rule r must be 'min', 'average', 'max' or a callable, got {describe(r)}")
+    raise ArgumentTypeError(f"pair rule r must be 'min', 'average', 'max' or a callable, got {describe(r)}")
 
 
 def apply_pair_rule(func: Callable[[np.ndarray, np.ndarray], Any], e1: np.ndarray, e2: np.ndarray) -> np.ndarray:
     """Evaluate a vectorised pair rule and check its output (non-negative, not NaN)."""
     shape = np.broadcast_shapes(np.shape(e1), np.shape(e2))
-    out = np.asarray(func(e1, e2), dtype=float)
+    try:
+        out = real_array(func(e1, e2), "pair rule r's output")
+    except ValueError as err:
+        raise ValueError(f"pair rule r must return real budgets: {err}") from None
     try:
         out = np.broadcast_to(out, shape)
     except ValueError:
@@ -216,7 +219,7 @@ Method = Literal["auto", "dense", "classes"]
 
 
 def _blocks(ch: Channel, e: np.ndarray, rule: Callable, method: Method) -> Iterator[Block]:
-    if method not in ("auto", "dense", "classes"):
+    if not isinstance(method, str) or method not in ("auto", "dense", "classes"):
         raise ValueError(f"unknown method={method!r}; expected 'auto', 'dense' or 'classes'")
     if method == "dense":
         return _dense_blocks(ch, e, rule)
@@ -338,7 +341,11 @@ def id_ldp_scale(ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min"
     ch = as_channel(ch)
     d = require_pairs(ch)
     e = check_budget_vector(budgets, d)
-    if not isinstance(r, str) or r not in PAIR_RULES:
+    if not isinstance(r, str):
+        raise ArgumentTypeError(
+            f"id_ldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}"
+        )
+    if r not in PAIR_RULES:
         raise ValueError(f"id_ldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}")
     best = 0.0
     for L, A, _X, _XP, _Y in _blocks(ch, e, PAIR_RULES[r], "auto"):
@@ -363,7 +370,9 @@ def fit_to_budgets(
     ch = enumerate_channel(as_channel(ch), "fit_to_budgets")
     e = check_budget_vector(budgets, ch.n_inputs)
     tol = check_positive_real(tol, "tol")
-    if not isinstance(r, str) or r not in PAIR_RULES:
+    if not isinstance(r, str):
+        raise ArgumentTypeError(f"fit_to_budgets needs a built-in rule 'min', 'average' or 'max', got r={describe(r)}")
+    if r not in PAIR_RULES:
         raise ValueError(f"fit_to_budgets needs a built-in rule 'min', 'average' or 'max', got r={describe(r)}")
     if id_ldp_scale(ch, e, r) <= 1.0:
         return ch, 0.0

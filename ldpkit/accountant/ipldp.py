@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_budget_vector, check_items
+from .._validation import check_budget_vector, check_items, real_array
 from ..channels import ExplicitChannel
 from ._core import (
     ChannelLike,
@@ -86,6 +86,8 @@ def sensitive_indices(sensitive: ArrayLike, d: int) -> np.ndarray:
         if idx.size == 0:
             raise ValueError("sensitive mask selects no item: IPLDP needs at least one sensitive item")
         return idx
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError("sensitive is empty: at least one sensitive item is needed")
     idx = check_items(arr, d, "sensitive")
     uniq, counts = np.unique(idx, return_counts=True)
     if np.any(counts > 1):
@@ -140,7 +142,7 @@ def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IP
             f"(inputs, outputs) = ({d}, {ch.n_outputs}) is needed, got a {type(ch).__name__} of kind {ch.kind!r}"
         )
     sens = sensitive_indices(sensitive, d)
-    arr = np.asarray(budgets, dtype=float)
+    arr = real_array(budgets, "budgets")
     if arr.ndim == 1 and arr.size == d:
         eps_all = check_budget_vector(arr, d)
         eps = eps_all[sens]

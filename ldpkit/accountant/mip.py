@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_distribution, check_positive_real
+from .._validation import ArgumentTypeError, check_distribution, check_positive_real
 from ..channels import ExplicitChannel
 from ._core import (
     ChannelLike,
@@ -54,9 +54,13 @@ class MIPResult(CheckResult):
 def _check_base(base: Any) -> float:
     if base is None:
         return 1.0
-    if isinstance(base, bool) or not isinstance(base, numbers.Real) or not math.isfinite(float(base)):
-        raise ValueError(f"base must be a finite real > 0 and != 1 (or None for nats), got {describe(base)}")
-    if float(base) <= 0 or float(base) == 1.0:
+    if isinstance(base, bool) or not isinstance(base, numbers.Real):
+        raise ArgumentTypeError(f"base must be a finite real > 0 and != 1 (or None for nats), got {describe(base)}")
+    try:
+        finite = math.isfinite(float(base))
+    except OverflowError:  # a Python int beyond the double range
+        finite = False
+    if not finite or float(base) <= 0 or float(base) == 1.0:
         raise ValueError(f"base must be a finite real > 0 and != 1 (or None for nats), got {describe(base)}")
     return math.log(float(base))
 

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_positive_real
+from .._validation import ArgumentTypeError, check_positive_real
 from ..channels import ExplicitChannel
 from ._core import (
     ChannelLike,
@@ -92,7 +92,9 @@ def _protected_mask(protected: ArrayLike, n_out: int) -> np.ndarray | None:
             raise ValueError(f"protected mask has shape {arr.shape}, expected ({n_out},)")
         return arr.copy()
     if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"protected must be a boolean mask or a list of output indices, got {describe(protected)}")
+        raise ArgumentTypeError(
+            f"protected must be a boolean mask or a list of output indices, got {describe(protected)}"
+        )
     if arr.size and (arr.min() < 0 or arr.max() >= n_out):
         bad = arr[(arr < 0) | (arr >= n_out)][0]
         raise ValueError(f"protected contains output {int(bad)}, outside 0..{n_out - 1}")

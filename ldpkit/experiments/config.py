@@ -22,10 +22,15 @@ from typing import Any, overload
 import numpy as np
 
 from .._rng import as_generator
+from .._validation import ArgumentTypeError
 from ..datasets.containers import ItemSetData, SingleItemData
 from ..padding import ItemSets
 
 __all__ = ["RunConfig", "subsample"]
+
+
+#: most repeats a run accepts (the papers use 10; a sweep beyond this would run for days)
+MAX_REPEATS = 100_000
 
 
 @dataclass(frozen=True)
@@ -74,18 +79,22 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         repeats = self.repeats
-        if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral) or int(repeats) < 1:
-            raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+        if isinstance(repeats, bool) or not isinstance(repeats, numbers.Integral):
+            raise ArgumentTypeError(f"repeats must be an integer >= 1, got {repeats!r}")
+        if not 1 <= int(repeats) <= MAX_REPEATS:
+            raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
         seed = self.seed
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+            raise ArgumentTypeError(f"seed must be a non-negative integer or None, got {seed!r}")
+        if seed is not None and int(seed) < 0:
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         scale = self.scale
-        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (
-            math.isfinite(float(scale)) and 0.0 < float(scale) <= 1.0
-        ):
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+            raise ArgumentTypeError(f"scale must be a fraction in (0, 1], got {scale!r}")
+        if not (0.0 < scale <= 1.0 and math.isfinite(float(scale))):  # compared before float(): no OverflowError
             raise ValueError(f"scale must be a fraction in (0, 1], got {scale!r}")
         if self.progress is not None and not isinstance(self.progress, bool):
-            raise ValueError(f"progress must be True, False or None, got {self.progress!r}")
+            raise ArgumentTypeError(f"progress must be True, False or None, got {self.progress!r}")
         # normalise numpy scalars to Python numbers (the dataclass is frozen)
         object.__setattr__(self, "repeats", int(repeats))
         object.__setattr__(self, "seed", None if seed is None else int(seed))

@@ -12,10 +12,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import accountant
-from .._validation import check_epsilon, check_positive_int
+from .._validation import MAX_USERS, ArgumentTypeError, check_epsilon, check_positive_int
 from ..accountant import Guarantee, PairRule
 from ..padding import ItemSetsLike, PaddingSampling, all_itemsets, as_itemsets
-from ..unary import OUE, RAPPOR, UnaryEncoding
+from ..unary import OUE, RAPPOR, RAPPOR_EPS_MAX, RAPPOR_HIGH_WHY, UnaryEncoding
 from .mechanism import IDUE, item_budgets
 from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
@@ -44,7 +44,7 @@ def itemset_budget(
     from scipy.special import logsumexp
 
     eps = item_budgets(budgets, minimum=1)
-    ell = check_positive_int(ell, "ell")
+    ell = check_positive_int(ell, "ell", maximum=MAX_USERS)
     star = _check_dummy_budget(dummy_budget, eps)
     sets = as_itemsets([itemset], eps.size)
     x = sets.indices
@@ -180,7 +180,7 @@ def idue_ps(
         As in :func:`solve_opt0`.
     """
     eps = item_budgets(budgets, minimum=1)
-    ell = check_positive_int(ell, "ell")
+    ell = check_positive_int(ell, "ell", maximum=MAX_USERS)
     star = _check_dummy_budget(dummy_budget, eps)
     check_pairs_flag(same_level_pairs)
     level_budgets, sizes = np.unique(eps, return_counts=True)
@@ -190,8 +190,10 @@ def idue_ps(
         pair_sizes = sizes.copy()
         pair_sizes[int(np.searchsorted(level_budgets, star))] += ell
         sol = solve(model, level_budgets, sizes, r, same_level_pairs, pair_sizes=pair_sizes)
-    else:
+    elif isinstance(model, str):
         raise ValueError(f"model must be one of {MODELS} or an IDUESolution, got {model!r}")
+    else:
+        raise ArgumentTypeError(f"model must be one of {MODELS} or an IDUESolution, got {model!r}")
     padded = np.concatenate([eps, np.full(ell, star)])
     m = eps.size
 
@@ -208,16 +210,16 @@ def idue_ps(
 
 
 def rappor_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
-    """RAPPOR-PS baseline: Padding-and-Sampling around basic RAPPOR at LDP budget ``epsilon``."""
-    m = check_positive_int(m, "m")
-    eps = check_epsilon(epsilon)
-    ell = check_positive_int(ell, "ell")
+    """RAPPOR-PS baseline: Padding-and-Sampling around basic RAPPOR at LDP budget ``epsilon`` (at most 30)."""
+    m = check_positive_int(m, "m", maximum=MAX_USERS)
+    eps = check_epsilon(epsilon, high=RAPPOR_EPS_MAX, high_why=RAPPOR_HIGH_WHY)
+    ell = check_positive_int(ell, "ell", maximum=MAX_USERS)
     return PaddingSampling(lambda k: RAPPOR(k, eps), m, ell)
 
 
 def oue_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
     """OUE-PS baseline: Padding-and-Sampling around OUE at LDP budget ``epsilon``."""
-    m = check_positive_int(m, "m")
+    m = check_positive_int(m, "m", maximum=MAX_USERS)
     eps = check_epsilon(epsilon)
-    ell = check_positive_int(ell, "ell")
+    ell = check_positive_int(ell, "ell", maximum=MAX_USERS)
     return PaddingSampling(lambda k: OUE(k, eps), m, ell)

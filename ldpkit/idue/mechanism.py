@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import accountant
-from .._validation import check_budget_vector, check_domain_size
+from .._validation import ArgumentTypeError, check_budget_vector, check_domain_size, real_array
 from ..accountant import Guarantee, PairRule
 from ..unary import UnaryEncoding
 from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
@@ -22,7 +22,7 @@ __all__ = ["IDUE", "item_budgets"]
 
 def item_budgets(budgets: ArrayLike, minimum: int = 2) -> np.ndarray:
     """Validated per-item budget vector (length ``>= minimum``, finite, positive)."""
-    arr = np.asarray(budgets, dtype=float) if not isinstance(budgets, np.ndarray) else budgets
+    arr = real_array(budgets, "budgets")
     if arr.ndim != 1:
         raise ValueError(f"budgets must be a 1-d vector of per-item budgets, got shape {np.shape(budgets)}")
     check_domain_size(arr.size, "len(budgets)", minimum=minimum)
@@ -109,8 +109,10 @@ class IDUE(UnaryEncoding):
         elif isinstance(model, str) and model in MODELS:
             sol = solve(model, level_budgets, sizes, "min" if r is None else r, same_level_pairs)
             levels = np.searchsorted(sol.level_budgets, eps)
-        else:
+        elif isinstance(model, str):
             raise ValueError(f"model must be one of {MODELS} or an IDUESolution, got {model!r}")
+        else:
+            raise ArgumentTypeError(f"model must be one of {MODELS} or an IDUESolution, got {model!r}")
         super().__init__(sol.a[levels], sol.b[levels])
         self.solution = sol
         self.budgets = eps

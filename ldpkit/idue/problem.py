@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._solvers import SolverError, require_feasible
-from .._validation import check_budget_vector, check_positive_int
+from .._validation import MAX_USERS, ArgumentTypeError, check_budget_vector, check_positive_int, describe, real_array
 from ..accountant import PairRule, apply_pair_rule, resolve_pair_rule
 
 __all__ = [
@@ -111,14 +111,16 @@ def check_level_sizes(level_sizes: ArrayLike, t: int) -> np.ndarray:
     for k, s in enumerate(arr.tolist()):
         if isinstance(s, float) and s.is_integer():
             s = int(s)
-        out[k] = check_positive_int(s, f"level_sizes[{k}]")
+        out[k] = check_positive_int(s, f"level_sizes[{k}]", maximum=MAX_USERS)
     return out
 
 
 def check_pairs_flag(flag: Any) -> SameLevelPairs:
+    if not isinstance(flag, str):
+        raise ArgumentTypeError(f"same_level_pairs must be 'paper' or 'needed', got {describe(flag)}")
     if flag not in ("paper", "needed"):
         raise ValueError(f"same_level_pairs must be 'paper' or 'needed', got {flag!r}")
-    return flag
+    return "paper" if flag == "paper" else "needed"
 
 
 def pair_budget_matrix(level_budgets: ArrayLike, r: PairRule = "min") -> np.ndarray:
@@ -161,11 +163,29 @@ def variance_terms(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Per-item coefficients of eq. (7): ``Var[c_hat_i] = n * g_i + c_i * h_i``.
 
     ``g = b(1-b)/(a-b)^2`` and ``h = (1-a-b)/(a-b)`` (ID-LDP chapter, eq.
-    :eq:`eq-idue-variance`).
+    :eq:`eq-idue-variance`).  ``a`` and ``b`` are probabilities of broadcastable shapes with
+    ``a != b`` everywhere (the estimator divides by ``a - b``).
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    a = _check_probability_array(a, "a")
+    b = _check_probability_array(b, "b")
+    try:
+        a, b = np.broadcast_arrays(a, b)
+    except ValueError:
+        raise ValueError(f"a and b must have broadcastable shapes, got {a.shape} and {b.shape}") from None
+    same = a == b
+    if np.any(same):
+        k = tuple(int(i) for i in np.argwhere(same)[0])
+        raise ValueError(f"a and b must differ (the estimator divides by a - b); equal at index {k}: {float(a[k])!r}")
     return b * (1 - b) / (a - b) ** 2, (1 - a - b) / (a - b)
+
+
+def _check_probability_array(values: ArrayLike, name: str) -> np.ndarray:
+    """Real entries in [0, 1], of any shape."""
+    arr = real_array(values, name)
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
+    if np.any(bad):
+        raise ValueError(f"{name} must lie in [0, 1], got {describe(arr[bad][0].item())}")
+    return arr
 
 
 def worst_case_mse(a: ArrayLike, b: ArrayLike, level_sizes: ArrayLike) -> float:
@@ -175,7 +195,10 @@ def worst_case_mse(a: ArrayLike, b: ArrayLike, level_sizes: ArrayLike) -> float:
     (ID-LDP chapter, eq. :eq:`eq-opt0`).
     """
     g, h = variance_terms(a, b)
-    m = np.asarray(level_sizes, dtype=float)
+    m = real_array(level_sizes, "level_sizes")
+    bad = ~np.isfinite(m) | (m < 0)
+    if np.any(bad):
+        raise ValueError(f"level_sizes must be finite and non-negative, got {describe(m[bad][0].item())}")
     return float(np.sum(m * g) + np.max(h))
 
 
@@ -200,13 +223,29 @@ def ab_from_log_ratios(u: ArrayLike, v: ArrayLike) -> tuple[np.ndarray, np.ndarr
     so mechanisms with prescribed losses are easiest to build in these coordinates.  Both must
     be positive and finite (that is ``0 < b < a < 1``) and of equal shape.
     """
-    u_arr, v_arr = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+    u_arr, v_arr = real_array(u, "u"), real_array(v, "v")
     if u_arr.shape != v_arr.shape:
         raise ValueError(f"u and v must have the same shape, got {u_arr.shape} and {v_arr.shape}")
     for name, arr in (("u", u_arr), ("v", v_arr)):
         if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
             raise ValueError(f"{name} must be positive and finite, got {arr!r}")
-    return ab_from_uv(u_arr, v_arr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a, b = ab_from_uv(u_arr, v_arr)
+    redo = ~(np.isfinite(a) & np.isfinite(b))
+    if np.any(redo):  # e^u - 1 or a product of them overflowed: the same formulas in e^-u and e^-v
+        a, b = np.array(a, dtype=float), np.array(b, dtype=float)
+        uu, vv = u_arr[redo], v_arr[redo]
+        a[redo] = -np.expm1(-vv) / -np.expm1(-(uu + vv))
+        b[redo] = np.exp(-uu) * a[redo]
+    bad = ~((b > 0) & (b < a) & (a < 1))
+    if np.any(bad):
+        k = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise ValueError(
+            f"u={describe(u_arr.reshape(-1)[k])}, v={describe(v_arr.reshape(-1)[k])} give probabilities "
+            f"a={describe(a.reshape(-1)[k])}, b={describe(b.reshape(-1)[k])} that double precision cannot separate "
+            "(0 < b < a < 1 fails)"
+        )
+    return a, b
 
 
 def uv_from_ab(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from .._solvers import KKT_RTOL, MARGIN, MAX_REPAIR, cvx_solve, kkt_multipliers, newton_active_set, polish_linear
 from .._rng import RNGLike, as_generator
-from .._validation import check_positive_int
+from .._validation import ArgumentTypeError, check_positive_int, describe
 from ..accountant import PairRule
 from .problem import (
     AGREEMENT_RTOL,
@@ -34,7 +34,10 @@ from .problem import (
     worst_case_mse,
 )
 
-__all__ = ["solve", "solve_opt0", "solve_opt1", "solve_opt2"]
+__all__ = ["MAX_STARTS", "solve", "solve_opt0", "solve_opt1", "solve_opt2"]
+
+#: most random starts :func:`solve_opt0` accepts (each is a local solve; the default is at most 8)
+MAX_STARTS = 1_000
 
 
 # ============================================================================ opt1
@@ -603,8 +606,10 @@ def solve_opt0(
     t = e.size
     if n_starts is None:
         n_starts = 8 if t <= 10 else (2 if t <= 30 else 0)
-    elif isinstance(n_starts, bool) or not isinstance(n_starts, numbers.Integral) or n_starts < 0:
-        raise ValueError(f"n_starts must be a non-negative integer, got {n_starts!r}")
+    elif isinstance(n_starts, bool) or not isinstance(n_starts, numbers.Integral):
+        raise ArgumentTypeError(f"n_starts must be a non-negative integer, got {describe(n_starts)}")
+    elif not 0 <= n_starts <= MAX_STARTS:
+        raise ValueError(f"n_starts must be an integer in [0, {MAX_STARTS}], got {n_starts!r}")
     bnb_max_levels = check_positive_int(bnb_max_levels, "bnb_max_levels", minimum=0)
     gen = as_generator(seed, "seed")  # validated before any solving
 
@@ -710,6 +715,8 @@ def solve(
     **kwargs: Any,
 ) -> IDUESolution:
     """Dispatch to :func:`solve_opt0`, :func:`solve_opt1` or :func:`solve_opt2` by name."""
+    if not isinstance(model, str):
+        raise ArgumentTypeError(f"model must be one of {MODELS}, got {describe(model)}")
     if model not in _SOLVERS:
         raise ValueError(f"unknown model {model!r}; expected one of {MODELS}")
     return _SOLVERS[model](level_budgets, level_sizes, r, same_level_pairs, **kwargs)
