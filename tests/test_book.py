@@ -3,7 +3,12 @@
 The build is the README's book build (``jupyter-book build . -W -n --keep-going``) run on a
 clean output directory, so a broken cell, reference, citation or any warning fails it.  Each
 chapter then gets its own test, so CI names the chapter that broke.  Finally headless Chromium
-opens every page and reports whether math was typeset by MathJax and every image loaded.
+opens every page in a 1280 px wide window, as a reader with a laptop would, and checks, page by
+page, that math was typeset by MathJax and every image loaded; that no TeX or MyST source is
+left in the rendered text (cell outputs and glued text included); that no formula or table is
+clipped or sticks out of the content column (a horizontally scrollable container is fine); and
+that every figure has a caption and real alt text.  The Scorecard gets its own checks: statuses
+as badges, working evidence links, pasted glue values and rendered math.
 """
 
 from __future__ import annotations
@@ -58,26 +63,146 @@ def test_book_build_succeeds(book_build: dict) -> None:
 
 
 # --------------------------------------------------------------------------- browser checks
-_PROBE = """
+#: Width of the browser window: the layout a reader with a laptop screen sees.
+WINDOW_WIDTH = 1280
+# The API reference pages are generated from the docstrings by autodoc; they are held to the
+# same rules as the chapters, since their text is what a reader of the reference sees (a
+# docstring with raw TeX or a wide table is as broken there as in a chapter).
+
+# The probe runs in the page once MathJax has had time to typeset.  It opens every collapsed
+# block (dropdown admonitions, <details>) so hidden content is measured too, then reports:
+#   images / broken       every <img> in the document and those that failed to load;
+#   mjx                   number of MathJax containers (typeset math);
+#   rawInline/rawDisplay  the historical counts of \( and \[ or $$ in the main text;
+#   rawTex                raw TeX in rendered text of the content column, outside MathJax
+#                         containers and outside source code (cell inputs, code literals and
+#                         code blocks that are not cell outputs): "$...$", "$$", "\(", "\[" and
+#                         common macros such as "\frac";
+#   rawMyst               MyST role syntax ({name} and a backtick) left in that same text;
+#   wide                  math (<mjx-container>) and tables whose box is clipped by an ancestor
+#                         or sticks out of the content column (article.bd-article); an element
+#                         inside a horizontally scrollable container is fine as long as that
+#                         container fits in the column;
+#   columnScroll          whether the column's own container has to scroll sideways;
+#   figures               <img> in the content column without a <figcaption> in its <figure>, or
+#                         with empty alt text (an alt that only repeats the file name counts as
+#                         empty: Sphinx writes the URI when no alt text is given).
+_PROBE = r"""
 <script>
 window.addEventListener('load', function () {
   setTimeout(function () {
-    var imgs = Array.prototype.slice.call(document.images);
-    var bad = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); })
-                  .map(function (i) { return i.getAttribute('src'); });
-    var main = document.querySelector('main') || document.body;
-    var text = main.innerText || '';
-    var probe = {images: imgs.length, broken: bad,
-                 mjx: document.querySelectorAll('mjx-container').length,
-                 rawInline: (text.match(/\\\\\\(/g) || []).length,
-                 rawDisplay: (text.match(/\\\\\\[|\\$\\$/g) || []).length,
-                 text: text};
-    var node = document.createElement('pre');
-    node.id = 'ldpkit-probe';
-    node.textContent = JSON.stringify(probe);
-    document.body.appendChild(node);
+    Array.prototype.forEach.call(document.querySelectorAll('details'), function (d) { d.open = true; });
+    Array.prototype.forEach.call(document.querySelectorAll('.toggle-hidden'), function (e) {
+      e.classList.remove('toggle-hidden');
+    });
+    setTimeout(measure, 500);
   }, 4000);
 });
+function measure() {
+  var TOL = 1.5;
+  var content = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  var column = content.getBoundingClientRect();
+  var container = content.parentElement || content;
+  function short(text, n) { return (text || '').replace(/\s+/g, ' ').trim().slice(0, n || 80); }
+  function describe(el) {
+    var tag = el.tagName.toLowerCase();
+    var near = el.closest('section[id]');
+    return tag + (el.id ? '#' + el.id : '') + (near ? ' in #' + near.id : '') + ': ' + short(el.textContent, 60);
+  }
+  function overflowX(el) { return getComputedStyle(el).overflowX; }
+  // the box the element really occupies (a display-math container is as wide as its line, the
+  // typeset formula inside it can be wider)
+  function box(el) {
+    var r = el.getBoundingClientRect();
+    var left = r.left, right = r.right;
+    var inner = el.tagName.toLowerCase() === 'mjx-container' ? el.querySelector('mjx-math') : null;
+    if (inner) {
+      var q = inner.getBoundingClientRect();
+      left = Math.min(left, q.left); right = Math.max(right, q.right);
+    }
+    return {left: left, right: right, width: right - left, height: r.height};
+  }
+  var wide = [];
+  var targets = content.querySelectorAll('mjx-container, table');
+  Array.prototype.forEach.call(targets, function (el) {
+    var b = box(el);
+    if (b.width === 0 && b.height === 0) { return; }  // not rendered
+    var scroller = null, clipped = null;
+    for (var p = el; p && p !== content; p = p.parentElement) {
+      var ox = overflowX(p);
+      var pr = p.getBoundingClientRect();
+      if (ox === 'auto' || ox === 'scroll') { scroller = p; break; }
+      if ((ox === 'hidden' || ox === 'clip') && p !== el &&
+          (b.left < pr.left - TOL || b.right > pr.right + TOL)) { clipped = p; break; }
+    }
+    var kind = el.tagName.toLowerCase() === 'table' ? 'table' : 'math';
+    if (clipped) {
+      wide.push({kind: kind, how: 'clipped', width: Math.round(b.width),
+                 room: Math.round(clipped.getBoundingClientRect().width), what: describe(el)});
+      return;
+    }
+    var outer = scroller ? scroller.getBoundingClientRect() : b;
+    if (outer.left < column.left - TOL || outer.right > column.right + TOL) {
+      wide.push({kind: kind, how: scroller ? 'scroll container overflows' : 'overflows',
+                 width: Math.round(outer.right - outer.left), room: Math.round(column.width), what: describe(el)});
+    }
+  });
+  // raw TeX in rendered text
+  var skip = 'mjx-container, script, style, .cell_input, .headerlink, .linenos, .toggle-button';
+  var walker = document.createTreeWalker(content, NodeFilter.SHOW_TEXT, null);
+  var pieces = [], node;
+  while ((node = walker.nextNode())) {
+    var parent = node.parentElement;
+    if (!parent || parent.closest(skip)) { continue; }
+    var code = parent.closest('pre, code, .highlight');
+    if (code && !code.closest('.cell_output')) { continue; }
+    pieces.push(node.nodeValue);
+  }
+  var rendered = pieces.join('');
+  var rawTex = [];
+  var texPattern = /\$\$|\$[^$\n]{1,300}?\$|\\\(|\\\[|\\(frac|dfrac|tfrac|varepsilon|epsilon|mathcal|mathbb|mathrm|operatorname|sum|prod|sqrt|left|right|begin|end|cdot|ldots|le|ge|ne|in|infty|alpha|beta|ell|log|exp|min|max)(?![A-Za-z])/g;
+  var m;
+  while ((m = texPattern.exec(rendered)) && rawTex.length < 20) {
+    rawTex.push(short(rendered.slice(Math.max(0, m.index - 30), m.index + m[0].length + 30), 120));
+  }
+  // MyST roles left as text (Markdown rendered as CommonMark, or a failed paste)
+  var rawMyst = [];
+  var mystPattern = /\{[a-z][\w:+.-]*\}`/g;
+  while ((m = mystPattern.exec(rendered)) && rawMyst.length < 20) {
+    rawMyst.push(short(rendered.slice(Math.max(0, m.index - 30), m.index + m[0].length + 40), 120));
+  }
+  // figures
+  var figures = [];
+  Array.prototype.forEach.call(content.querySelectorAll('img'), function (img) {
+    var src = img.getAttribute('src') || '';
+    var alt = (img.getAttribute('alt') || '').trim();
+    var base = src.split('/').pop();
+    var problems = [];
+    var figure = img.closest('figure');
+    if (!figure || !figure.querySelector('figcaption') || !short(figure.querySelector('figcaption').textContent)) {
+      problems.push('no caption');
+    }
+    if (!alt || alt === src || alt.split('/').pop() === base) { problems.push('no alt text'); }
+    if (problems.length) { figures.push({src: base, problems: problems}); }
+  });
+  var imgs = Array.prototype.slice.call(document.images);
+  var bad = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); })
+                .map(function (i) { return i.getAttribute('src'); });
+  var main = document.querySelector('main') || document.body;
+  var text = main.innerText || '';
+  var probe = {images: imgs.length, broken: bad,
+               mjx: document.querySelectorAll('mjx-container').length,
+               rawInline: (text.match(/\\\(/g) || []).length,
+               rawDisplay: (text.match(/\\\[|\$\$/g) || []).length,
+               rawTex: rawTex, rawMyst: rawMyst, wide: wide, figures: figures,
+               columnWidth: Math.round(column.width), windowWidth: window.innerWidth,
+               columnScroll: container.scrollWidth > container.clientWidth + TOL,
+               text: text};
+  var out = document.createElement('pre');
+  out.id = 'ldpkit-probe';
+  out.textContent = JSON.stringify(probe);
+  document.body.appendChild(out);
+}
 </script>
 """
 
@@ -111,7 +236,7 @@ def _probe_page(browser: str, page: Path, tmp: Path) -> dict:
             browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--allow-file-access-from-files", f"--user-data-dir={tmp / f'profile-{page.stem}-{attempt}'}",
-            "--virtual-time-budget=30000", "--dump-dom", probe_page.as_uri(),
+            f"--window-size={WINDOW_WIDTH},900", "--virtual-time-budget=30000", "--dump-dom", probe_page.as_uri(),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         match = re.search(r'<pre id="ldpkit-probe">(.*?)</pre>', proc.stdout, re.S)
@@ -138,6 +263,50 @@ def test_page_math_typeset_and_images_load(probes: dict, doc: str) -> None:
     assert probe["rawInline"] == 0 and probe["rawDisplay"] == 0, f"{doc}: raw TeX delimiters left in the page"
 
 
+def test_pages_measured_at_laptop_width(probes: dict) -> None:
+    widths = {doc: probe["windowWidth"] for doc, probe in probes.items()}
+    assert set(widths.values()) == {WINDOW_WIDTH}, widths
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_has_no_raw_markup(probes: dict, doc: str) -> None:
+    """No TeX or MyST source shows in the rendered text (cell outputs and glued text included)."""
+    assert doc in probes, f"{doc}.html missing"
+    probe = probes[doc]
+    problems = [f"raw TeX: ...{snippet}..." for snippet in probe["rawTex"]]
+    problems += [f"raw MyST role: ...{snippet}..." for snippet in probe["rawMyst"]]
+    assert not problems, f"{doc}: source markup left in the rendered page:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_fits_the_content_column(probes: dict, doc: str) -> None:
+    """Math and tables at 1280 px are neither clipped nor wider than the content column.
+
+    A wide element inside a horizontally scrollable container (e.g. the theme's table wrapper
+    or a display formula's own scroll box) is fine as long as that container fits.
+    """
+    assert doc in probes, f"{doc}.html missing"
+    probe = probes[doc]
+    problems = [
+        f"{item['kind']} {item['how']} ({item['width']} px, room {item['room']} px): {item['what']}"
+        for item in probe["wide"]
+    ]
+    if probe["columnScroll"]:
+        problems.append("the content column itself has to scroll sideways")
+    assert not problems, (
+        f"{doc}: at {probe['windowWidth']} px the column is {probe['columnWidth']} px wide, and\n" + "\n".join(problems)
+    )
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_figures_have_captions_and_alt_text(probes: dict, doc: str) -> None:
+    assert doc in probes, f"{doc}.html missing"
+    problems = [f"{fig['src']}: {', '.join(fig['problems'])}" for fig in probes[doc]["figures"]]
+    assert not problems, (
+        f"{doc}: figures need a caption (figcaption) and alt text other than the file name:\n" + "\n".join(problems)
+    )
+
+
 def test_foundations_has_math_and_figures(probes: dict) -> None:
     probe = probes["book/foundations"]
     assert probe["mjx"] >= 20, f"only {probe['mjx']} MathJax containers in Foundations"
@@ -153,6 +322,66 @@ def test_scorecard_lists_every_claim(probes: dict) -> None:
     assert not missing, f"Scorecard page does not list {len(missing)} claims, e.g. {missing[:5]}"
     for paper in {c.paper for c in claims}:
         assert paper in text
+
+
+def _plain_quotes(text: str) -> str:
+    """Undo Sphinx's smart quotes."""
+    return text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}))
+
+
+def _anchor_exists(page: Path, href: str) -> bool:
+    target, _, anchor = href.partition("#")
+    file = (page.parent / target).resolve() if target else page
+    if not file.is_file():
+        return False
+    return not anchor or re.search(rf'id="{re.escape(anchor)}"', file.read_text()) is not None
+
+
+def test_scorecard_renders_register(book_build: dict, probes: dict) -> None:
+    """Statuses are badges, evidence labels link to their sections, glued values and math render."""
+    bs4 = pytest.importorskip("bs4")
+    from ldpkit.claims import glue_references, load_claims
+
+    claims = load_claims(REPO / "book" / "claims.yml")
+    page = book_build["html"] / "book" / "scorecard.html"
+    soup = bs4.BeautifulSoup(page.read_text(), "html.parser")
+    tables = soup.select("table.scorecard-register")
+    assert len(tables) == 4, f"expected one register table per paper, found {len(tables)}"
+    for table in tables + soup.select("table.scorecard-counts"):
+        assert "pst-scrollable-table-container" in table.parent.get("class", []), "table not in a scroll container"
+    rows = {}
+    for table in tables:
+        assert [th.get_text(strip=True) for th in table.select("thead th")] == ["claim", "statement", "note"]
+        for tr in table.select("tbody tr"):
+            cells = tr.find_all("td")
+            location, ident, _status = (par.get_text(" ", strip=True) for par in cells[0].find_all("p"))
+            rows[ident] = (location, cells)
+    assert set(rows) == {c.id for c in claims}
+    problems = []
+    for claim in claims:
+        location, cells = rows[claim.id]
+        if _plain_quotes(location) != claim.location:
+            problems.append(f"{claim.id}: location shown as {location!r}")
+        badge = cells[0].select_one("span.sd-badge")
+        if badge is None or badge.get_text(strip=True) != claim.status:
+            problems.append(f"{claim.id}: status not shown as a badge")
+        if claim.evidence:
+            link = cells[0].select_one("a.reference.internal")
+            if link is None or not _anchor_exists(page, link["href"]):
+                problems.append(f"{claim.id}: evidence {claim.evidence!r} is not a working link")
+        if (claim.note or "") and not cells[2].get_text(strip=True):
+            problems.append(f"{claim.id}: note missing")
+    assert not problems, "\n".join(problems)
+    register_text = " ".join(str(c.statement) + " " + str(c.note or "") for c in claims)
+    n_math = len(re.findall(r"\$[^$\n]+\$", re.sub(r"\{[^}]+\}`[^`]*`", "", register_text)))
+    n_math_html = sum(len(t.select("span.math")) for t in tables)
+    assert n_math_html == n_math, f"{n_math} inline formulas in the register, {n_math_html} rendered as math"
+    n_glue = len(glue_references(claims))
+    n_pasted = sum(len(t.select("span.pasted-text")) for t in tables)
+    assert n_pasted == n_glue, f"{n_glue} glue references in the notes, {n_pasted} values pasted"
+    box = soup.select("div.claims-box")
+    assert len(box) == 1 and box[0].select("span.sd-badge") and box[0].select("a.reference.internal")
+    assert probes["book/scorecard"]["mjx"] >= n_math
 
 
 def test_citations_resolved(book_build: dict) -> None:

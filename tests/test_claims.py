@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -13,14 +14,27 @@ from ldpkit import claims as cl
 from ldpkit.claims import (
     KINDS,
     MAX_STATEMENT_LENGTH,
+    PAPER_TITLES,
     PAPERS,
+    STATUS_BADGES,
     STATUSES,
+    BookLabel,
     Claim,
+    GlueReference,
+    book_labels,
+    chapter_box,
+    chapter_glue_keys,
+    check_glue_references,
     claim_rows,
     default_claims_path,
+    glue_references,
     load_claims,
+    myst_inline,
+    parse_glue_reference,
+    register_table,
     summarise,
     summary_rows,
+    summary_table,
     to_markdown_table,
     validate_claims,
 )
@@ -307,4 +321,319 @@ def test_scorecard_page_uses_register():
     assert page.lstrip().startswith("---")
     assert "(scorecard)=" in page and "# Scorecard" in page
     assert 'load_claims("claims.yml")' in page
-    assert page.count(":tags: [remove-input]") == 2
+    # everything the page shows is glued Markdown pasted as MyST (pandas HTML cannot hold roles)
+    assert "to_html" not in page and "display(HTML" not in page
+    glued = re.findall(r'glue\(f?"([^"]+)"', page)
+    pasted = re.findall(r"^```\{glue:md\} (\S+)\n:format: myst\n```$", page, flags=re.M)
+    expanded = {k.replace("{paper}", p) for k in glued for p in PAPERS}
+    assert set(pasted) <= expanded and len(pasted) == 2 + len(PAPERS)
+    for paper in PAPERS:  # one section per paper, titled as the package titles it
+        assert f"### {PAPER_TITLES[paper]}\n" in page
+        assert f"glue:md}} scorecard_register_{paper}" in page
+
+
+# ----------------------------------------------------------------------------- inline markup
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("idldp.md::t1_ours_best:.2f", GlueReference("idldp.md", "t1_ours_best", ".2f")),
+        ("idldp_experiments.md::fig6_n_eps:d", GlueReference("idldp_experiments.md", "fig6_n_eps", "d")),
+        ("sub/ch.ipynb::x_1:s", GlueReference("sub/ch.ipynb", "x_1", "s")),
+        ("idldp.md::gain:.1%", GlueReference("idldp.md", "gain", ".1%")),
+    ],
+)
+def test_parse_glue_reference(content, expected):
+    assert parse_glue_reference(content) == expected
+    assert expected.role() == f"{{glue:text}}`/book/{content}`"
+    assert expected.role("/") == f"{{glue:text}}`/{content}`"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "t1_ours_best:.2f",  # no document: the register has no glue of its own
+        "idldp.md::t1_ours_best",  # no format: myst-nb would read the key as the format
+        "idldp::t1_ours_best:.2f",  # not a chapter file
+        "idldp.md::t1 ours:.2f",
+        "idldp.md::key:.2q",  # no type character
+        "idldp.md::key:,",
+        "idldp.md::key:.2.3f",  # not a valid specification
+        "/book/idldp.md::key:d",  # relative to the register only
+        "../book/idldp.md::key:d",
+    ],
+)
+def test_parse_glue_reference_rejects(content):
+    with pytest.raises(ValueError, match=r"glue reference"):
+        parse_glue_reference(content)
+
+
+def test_markup_validated_on_load(tmp_path):
+    glue = "{glue:text}`idldp.md::t1_ours_best:.2f`"
+    ok = _good_entry(statement="$\\min \\mathcal{E}$-LDP, see {ref}`scorecard`", note=f"total {glue}$\\,n$")
+    assert load_claims(_write(tmp_path, [ok]))[0].note == f"total {glue}$\\,n$"
+    bad = {
+        "statement": (_good_entry(statement=f"total {glue}"), r"statement: glue references are allowed in notes only"),
+        "location": (_good_entry(location=f"Sec. {glue}"), r"location: glue references"),
+        "unpaired": (_good_entry(statement="costs $5"), r"statement: unpaired"),
+        "display": (_good_entry(note="$$x$$"), r"note: unpaired or display-math"),
+        "role": (_good_entry(note="{glue:any}`idldp.md::k:d`"), r"note: use the glue:text role"),
+        "format": (_good_entry(note="{glue:text}`idldp.md::k`"), r"note: glue reference"),
+        "broken role": (_good_entry(note="see {ref}`scorecard"), r"note: malformed role"),
+    }
+    for entry, message in bad.values():
+        with pytest.raises(ValueError, match=rf"'idldp-lemma-1'.*{message}"):
+            load_claims(_write(tmp_path, [entry]))
+
+
+def test_myst_inline_escapes_text_and_keeps_markup():
+    assert myst_inline(None) == "" and myst_inline("") == ""
+    assert myst_inline("a_i * b_i <= 1 [7] `x` #1 & {{ y }}") == (
+        "a\\_i \\* b\\_i \\<= 1 \\[7\\] \\`x\\` \\#1 \\& \\{\\{ y \\}\\}"
+    )
+    assert myst_inline("$a_i * b_i$ and {prf:ref}`lem-minid-ldp`") == "$a_i * b_i$ and {prf:ref}`lem-minid-ldp`"
+    assert myst_inline("two\n  lines") == "two lines"
+    assert myst_inline("- not a list") == "\\- not a list"
+    assert myst_inline("1. not a list") == "1\\. not a list"
+    assert myst_inline("12) no") == "12\\) no" and myst_inline("> no") == "\\> no"
+    glued = myst_inline("gain {glue:text}`idldp_experiments.md::fig5_gain_40:.0f`%")
+    assert glued == "gain {glue:text}`/book/idldp_experiments.md::fig5_gain_40:.0f`%"
+    assert myst_inline("{glue:text}`idldp.md::k:d`", doc_root="/") == "{glue:text}`/idldp.md::k:d`"
+    with pytest.raises(ValueError, match=r"unpaired"):
+        myst_inline("$x")
+
+
+def test_glue_references_in_register_order():
+    entries = [
+        _good_entry(id="idldp-a", note="{glue:text}`b.md::k2:d` and {glue:text}`a.md::k1:.1f`"),
+        _good_entry(id="idldp-b"),
+        _good_entry(id="idldp-c", note="{glue:text}`a.md::k1:.2f`"),
+    ]
+    refs = glue_references(validate_claims(entries))
+    assert refs == [
+        ("idldp-a", GlueReference("b.md", "k2", "d")),
+        ("idldp-a", GlueReference("a.md", "k1", ".1f")),
+        ("idldp-c", GlueReference("a.md", "k1", ".2f")),
+    ]
+
+
+# ----------------------------------------------------------------------------- chapter sources
+
+_CHAPTER = """---
+kernelspec:
+  name: python3
+---
+# A chapter
+
+Prose that mentions glue("prose_only", 1) is not code.
+
+```{code-cell} ipython3
+from myst_nb import glue
+glue("plain", 1, display=False)
+glue( 'single_quoted', 2)
+for ell in (1, 2):
+    glue(f"ratio_l{ell}", ell, display=False)
+glue(f"fixed", 3)
+```
+
+````{code-cell} ipython3
+glue("four_backticks", 4)
+````
+"""
+
+
+def test_chapter_glue_keys(tmp_path):
+    chapter = tmp_path / "ch.md"
+    chapter.write_text(_CHAPTER, encoding="utf-8")
+    keys, templates = chapter_glue_keys(chapter)
+    assert keys == {"plain", "single_quoted", "fixed", "four_backticks"}
+    assert [t.pattern for t in templates] == ["ratio_l.+"]
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(json.dumps({"cells": [
+        {"cell_type": "markdown", "source": ['glue("in_markdown", 1)']},
+        {"cell_type": "code", "source": ["x = 1\n", 'glue("from_ipynb", x)\n']},
+    ]}), encoding="utf-8")
+    assert chapter_glue_keys(notebook) == (frozenset({"from_ipynb"}), ())
+    with pytest.raises(ValueError, match=r"chapter not found"):
+        chapter_glue_keys(tmp_path / "missing.md")
+
+
+def test_check_glue_references(tmp_path):
+    (tmp_path / "ch.md").write_text(_CHAPTER, encoding="utf-8")
+    good = validate_claims([
+        _good_entry(id="idldp-a", note="{glue:text}`ch.md::plain:d`, {glue:text}`ch.md::ratio_l30:.2f`"),
+        _good_entry(id="idldp-b", note="no numbers"),
+    ])
+    assert check_glue_references(good, tmp_path) == glue_references(good)
+    bad = validate_claims([
+        _good_entry(id="idldp-a", note="{glue:text}`ch.md::prose_only:d`"),
+        _good_entry(id="idldp-b", note="{glue:text}`gone.md::plain:d` {glue:text}`ch.md::ratio_:d`"),
+    ])
+    with pytest.raises(ValueError) as info:
+        check_glue_references(bad, tmp_path)
+    lines = str(info.value).splitlines()
+    assert lines[1:] == [
+        "claim 'idldp-a': 'ch.md' does not glue the key 'prose_only'",
+        "claim 'idldp-b': glue reference to 'gone.md', which does not exist",
+        "claim 'idldp-b': 'ch.md' does not glue the key 'ratio_'",
+    ]
+
+
+def test_real_register_glue_references_resolve(real_claims):
+    """Every value a note quotes is glued by the chapter the note names."""
+    refs = glue_references(real_claims)
+    assert len(refs) >= 20  # the ID-LDP notes quote computed values through glue
+    assert {ref.doc for _, ref in refs} <= {"idldp.md", "idldp_experiments.md"}
+    check_glue_references(real_claims)
+
+
+def test_book_labels(tmp_path):
+    (tmp_path / "ch.md").write_text(
+        "(sec-a)=\n# A\n\n```{prf:lemma} L\n:label: lem-a\n\nx\n```\n\n"
+        ":::{prf:theorem}\n:label: thm-b\n:::\n\n```{figure} x.png\n:label: fig-c\n\ncap\n```\n\n"
+        "```{math}\n:label: eq-d\nx\n```\n\n$$\nx = 1\n$$ (eq-e)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "page.md").write_text("(sec-f)=\n# F\n", encoding="utf-8")
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "skip.md").write_text("(sec-g)=\n", encoding="utf-8")
+    assert book_labels(tmp_path) == {
+        "sec-a": BookLabel("ch", "ref"), "lem-a": BookLabel("ch", "prf:ref"),
+        "thm-b": BookLabel("ch", "prf:ref"), "fig-c": BookLabel("ch", "ref"),
+        "eq-d": BookLabel("ch", "eq"), "eq-e": BookLabel("ch", "eq"), "sec-f": BookLabel("sub/page", "ref"),
+    }
+
+
+def test_evidence_labels_resolve_with_the_right_role(real_claims):
+    labels = book_labels()
+    assert labels == book_labels(REPO / "book")
+    assert labels["lem-minid-ldp"] == BookLabel("idldp", "prf:ref")
+    assert labels["sec-idldp-table1"] == BookLabel("idldp", "ref")
+    assert labels["sec-idldp-fig6"] == BookLabel("idldp_experiments", "ref")
+    assert labels["eq-idue-estimator"] == BookLabel("idldp", "eq")
+    # agrees with the simpler scanner above on which labels exist
+    assert set(labels) == _book_labels() | {k for k in labels if "/" in labels[k].doc}
+    missing = {c.id: c.evidence for c in real_claims if c.evidence and c.evidence not in labels}
+    assert not missing, missing
+
+
+# ----------------------------------------------------------------------------- MyST tables and boxes
+
+
+def _list_table_rows(text: str) -> list[list[str]]:
+    """Split a list-table produced by the renderers into rows of cells (paragraphs kept)."""
+    lines = text.splitlines()
+    assert lines[0].startswith("```{list-table}") and lines[-1] == "```"
+    rows: list[list[str]] = []
+    for line in lines[1:-1]:
+        if line.startswith("* - ") or line == "* -":
+            rows.append([line[4:]])
+        elif line.startswith("  - ") or line == "  -":
+            rows[-1].append(line[4:])
+        elif line.startswith("    "):
+            rows[-1][-1] += "\n" + line[4:]
+        elif line == "" and rows:
+            rows[-1][-1] += "\n"
+        else:
+            assert line == "" or line.startswith(":"), line
+    return [[cell.strip("\n") for cell in row] for row in rows]
+
+
+def test_summary_table(real_claims):
+    text = summary_table(real_claims)
+    assert ":header-rows: 1" in text and ":class: scorecard-counts" in text
+    rows = _list_table_rows(text)
+    assert rows[0] == ["paper", *(f"{{{STATUS_BADGES[s]}}}`{s}`" for s in STATUSES), "total"]
+    assert [r[0] for r in rows[1:]] == [*(PAPER_TITLES[p] for p in PAPERS), "**total**"]
+    _, counts = summary_rows(real_claims)
+    assert [[int(c) for c in r[1:]] for r in rows[1:]] == [r[1:] for r in counts]
+
+
+def test_register_table_real(real_claims):
+    labels = book_labels()
+    for paper in PAPERS:
+        claims = [c for c in real_claims if c.paper == paper]
+        text = register_table(real_claims, paper=paper, labels=labels)
+        assert ":widths: 24 36 40" in text
+        rows = _list_table_rows(text)
+        assert rows[0] == ["claim", "statement", "note"]
+        assert len(rows) == 1 + len(claims)
+        for claim, row in zip(claims, rows[1:]):
+            assert len(row) == 3
+            location, ident, status = row[0].split("\n\n")
+            assert location == f"**{myst_inline(claim.location)}**" and ident == claim.id
+            badge = f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}`"
+            if claim.evidence:
+                assert status == f"{badge} {{{labels[claim.evidence].role}}}`{claim.evidence}`"
+            else:
+                assert status == badge and claim.status == "pending"
+            assert row[1] == myst_inline(claim.statement)
+            assert row[2] == myst_inline(claim.note)
+            assert "{glue:text}`idldp" not in row[2]  # rewritten under /book/
+    lemma = next(r for r in _list_table_rows(register_table(real_claims, labels=labels))
+                 if "\nidldp-lemma-1\n" in r[0])
+    assert lemma[0].endswith("{prf:ref}`lem-minid-ldp`") and "$2 \\min \\mathcal{E}$" in lemma[2]
+
+
+def test_register_table_options():
+    claims = validate_claims([_good_entry(note="a_b"), _good_entry(id="lip-x", paper="lip", status="reproduced",
+                                                                   evidence="nowhere")])
+    columns = ("id", "paper", "location", "kind", "status", "evidence", "note")
+    text = register_table(claims, columns=columns, labels={}, title="T")
+    assert text.splitlines()[0] == "```{list-table} T"
+    rows = _list_table_rows(text)
+    assert rows[0] == ["id", "paper", "location", "kind", "status", "evidence", "note"]
+    assert rows[1] == ["`idldp-lemma-1`", PAPER_TITLES["idldp"], "Lemma 1, Sec. IV-B", "lemma",
+                       "{bdg-secondary-line}`pending`", "", "a\\_b"]
+    assert rows[2][5] == "{ref}`nowhere`"  # an unknown label still fails the nitpicky build
+    assert len(_list_table_rows(register_table(claims, paper="lip", labels={}))) == 2
+    assert ":widths:" not in register_table(claims, columns=("note",), labels={})
+    with pytest.raises(ValueError, match=r"unknown paper 'dp'"):
+        register_table(claims, paper="dp", labels={})
+    with pytest.raises(ValueError, match=r"unknown claim column 'proof'"):
+        register_table(claims, columns=("id", "proof"), labels={})
+    with pytest.raises(ValueError, match=r"no claims to show for paper 'fldp'"):
+        register_table(claims, paper="fldp", labels={})
+
+
+def test_chapter_box():
+    labels = {"sec-a": BookLabel("ch1", "ref"), "thm-b": BookLabel("ch2", "prf:ref")}
+    claims = validate_claims([
+        _good_entry(id="idldp-a", location="Sec. I", statement="$x_i$ holds", status="reproduced",
+                    evidence="sec-a", note="see {glue:text}`ch1.md::k:d`"),
+        _good_entry(id="idldp-b", location="Theorem 2", statement="y", status="erratum", evidence="thm-b"),
+        _good_entry(id="idldp-c", statement="z"),
+        _good_entry(id="lip-d", paper="lip", statement="w"),
+    ])
+    box = chapter_box("idldp", claims, labels=labels)
+    lines = box.splitlines()
+    assert lines[:3] == [f"```{{admonition}} Claims of {PAPER_TITLES['idldp']} in the register",
+                         ":class: note claims-box", ""]
+    assert lines[3] == "- **Sec. I** (`idldp-a`): $x_i$ holds {bdg-success}`reproduced` Evidence: {ref}`sec-a`."
+    assert lines[4] == "- **Theorem 2** (`idldp-b`): y {bdg-danger}`erratum` Evidence: {prf:ref}`thm-b`."
+    assert lines[5] == "- **Lemma 1, Sec. IV-B** (`idldp-c`): z {bdg-secondary-line}`pending`"
+    assert lines[-2:] == ["Every claim of the four papers, with notes: {ref}`scorecard`.", "```"]
+    assert "lip-d" not in box and "glue" not in box
+    only = chapter_box("idldp", claims, doc="ch2", labels=labels, title="Here", notes=True)
+    assert only.splitlines()[0] == "```{admonition} Here" and "idldp-a" not in only and "idldp-b" in only
+    with_notes = chapter_box("idldp", claims, doc="ch1", labels=labels, notes=True)
+    assert "see {glue:text}`/book/ch1.md::k:d`" in with_notes
+    with pytest.raises(ValueError, match=r"no claims of paper 'idldp' with evidence in 'ch3'"):
+        chapter_box("idldp", claims, doc="ch3", labels=labels)
+    with pytest.raises(ValueError, match=r"unknown paper"):
+        chapter_box("IDLDP", claims, labels=labels)
+
+
+def test_chapter_box_real_and_recipe(real_claims):
+    labels = book_labels()
+    for doc in ("idldp", "idldp_experiments"):
+        box = chapter_box("idldp", real_claims, doc=doc, labels=labels)
+        ids = [c.id for c in real_claims if c.evidence and labels[c.evidence].doc == doc]
+        assert ids and all(f"(`{i}`)" in box for i in ids)
+        assert box.count("\n- **") == len(ids)
+    # the docstring documents the exact two cells that paste a box
+    doc = chapter_box.__doc__ or ""
+    assert 'glue("claims_box", Markdown(chapter_box("idldp", load_claims(), doc="idldp")), display=False)' in doc
+    assert "```{glue:md} claims_box\n        :format: myst\n        ```" in doc

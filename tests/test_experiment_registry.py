@@ -4,6 +4,7 @@ ID-LDP figures registered from ldpkit.experiments.idldp_figures."""
 from __future__ import annotations
 
 import doctest
+import io
 import math
 import re
 import subprocess
@@ -180,6 +181,45 @@ def test_chapter_runs_every_registered_idldp_experiment() -> None:
     assert ":pyobject: draw_padding_length\n" in text and ":pyobject: draw_padding_lengths\n" in text
 
 
+def _glue_figures(text: str) -> dict[str, str]:
+    """The ``glue:figure`` directives of a MyST chapter: glue key -> directive body."""
+    return dict(re.findall(r"```\{glue:figure\} (\S+)\n(.*?)\n```", text, re.S))
+
+
+def test_chapter_figures_are_numbered_captioned_and_downloadable() -> None:
+    text = CHAPTER.read_text()
+    figures = _glue_figures(text)
+    for e in list_experiments():
+        if e.paper != "gu2020idldp" or e.kind != "figure":
+            continue
+        bodies = [body for body in figures.values() if f"`ldpkit reproduce {e.id}`" in body]
+        assert len(bodies) == 1, e.id
+        body = bodies[0]
+        assert re.search(r"^:name: fig-idldp-\S+$", body, re.M), e.id
+        alt = re.search(r"^:alt: (.+)$", body, re.M)
+        assert alt and len(alt.group(1).split()) >= 12, e.id
+        caption = body.split("\n\n", 1)[1]
+        assert "{cite}`gu2020idldp`" in caption and "Reproduces" in caption, e.id
+        for fact in ("data", "repeats", "seed"):
+            assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (e.id, fact)
+        # every figure is referred to by its label in the prose
+        label = re.search(r"^:name: (\S+)$", body, re.M).group(1)
+        assert f"{{numref}}`{label}`" in text, label
+    # each figure's data is offered as CSV, and every glued figure is pasted
+    assert text.count("csv_link(fig") >= 7
+    glued = set(re.findall(r'glue\(\s*"(fig-idldp-[^"]+)"', text))
+    assert glued == set(figures)
+
+
+def test_chapter_imports_are_in_its_first_visible_cell() -> None:
+    cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)\n```", CHAPTER.read_text(), re.S)
+    first = cells[0]
+    assert not first.startswith(":tags:"), "the first code cell must be shown"
+    assert "from ldpkit import experiments" in first and "from myst_nb import glue" in first
+    for cell in cells[1:]:
+        assert not re.search(r"^(import|from) \S+", cell, re.M), cell[:80]
+
+
 @pytest.mark.parametrize(
     "typo, expected",
     [("idldp-fig9", "idldp-fig8"), ("idldp-fgi2", "idldp-fig2"), ("idldp_table2", "idldp-table2"),
@@ -326,6 +366,102 @@ def test_padding_figures_small_run_and_side_by_side() -> None:
     assert len(both.axes) == 2
     with pytest.raises(ValueError, match="at least one"):
         idldp_figures.draw_padding_lengths()
+
+
+# --------------------------------------------------------------------------- readable figures
+#: widest a figure is shown in the book, in CSS pixels: the figure box of the 740 px content
+#: column at a 1280 px window (measured in Chromium)
+COLUMN_PX = 660
+
+
+def _shown_pt(fig, size_pt: float) -> float:
+    """Size in CSS points of a font of ``size_pt`` once the figure is shown in the column.
+
+    The PNG has ``width * dpi`` pixels and is shown at that size, or scaled down to fit.
+    """
+    width_in = fig.get_figwidth()
+    px_per_in = min(fig.dpi, COLUMN_PX / width_in)
+    return size_pt * px_per_in / 96
+
+
+def _texts(fig):
+    """Every visible, non-empty text of a drawn figure, with a short description."""
+    out = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        ticks = [*ax.get_xticklabels(), *ax.get_yticklabels(),
+                 *ax.get_xticklabels(minor=True), *ax.get_yticklabels(minor=True)]
+        out += [("tick", t) for t in ticks]
+        out += [("title", ax.title), ("xlabel", ax.xaxis.label), ("ylabel", ax.yaxis.label)]
+        if ax.get_legend() is not None:
+            out += [("legend", t) for t in ax.get_legend().get_texts()]
+    for legend in fig.legends:
+        out += [("legend", t) for t in legend.get_texts()]
+    return [(kind, t) for kind, t in out if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.fixture(scope="module")
+def small_figures():
+    cache = idldp.SolutionCache()
+    results = {i: run(f"idldp-fig{i}", SMALL, cache=cache) for i in range(2, 9)}
+    figures = {f"fig{i}": r.figure for i, r in results.items()}
+    figures["fig7+8"] = idldp_figures.draw_padding_lengths(results[7].data, results[8].data)
+    for fig in figures.values():
+        fig.savefig(io.BytesIO(), format="png")  # lays out and draws every text
+    return figures
+
+
+def test_figures_fit_the_column_with_two_panels_per_row(small_figures) -> None:
+    for name, fig in small_figures.items():
+        assert fig.get_figwidth() <= idldp_figures.FIG_WIDTH + 1e-9, name
+        for ax in fig.axes:
+            spec = ax.get_subplotspec()
+            assert spec is not None and spec.get_gridspec().ncols <= 2, name
+
+
+def test_figure_texts_are_readable_at_the_column_width(small_figures) -> None:
+    for name, fig in small_figures.items():
+        kinds = {kind for kind, _ in _texts(fig)}
+        assert {"tick", "legend", "xlabel", "ylabel"} <= kinds, (name, kinds)
+        small = [(kind, t.get_text(), round(_shown_pt(fig, t.get_fontsize()), 2))
+                 for kind, t in _texts(fig) if _shown_pt(fig, t.get_fontsize()) < 9.0]
+        assert not small, (name, small[:5])
+
+
+def test_panels_have_distinct_titles_and_axis_units(small_figures) -> None:
+    for name, fig in small_figures.items():
+        titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+        assert all(titles) and len(set(titles)) == len(titles), (name, titles)
+        for ax in fig.axes:
+            for label in (ax.get_xlabel(), ax.get_ylabel()):
+                assert re.search(r"\(.+\)", label), (name, label)
+
+
+@pytest.mark.parametrize("name, panel", [("fig2", 0), ("fig2", 1), ("fig5", 0)])
+def test_theory_lines_are_drawn_over_the_simulation(small_figures, name: str, panel: int) -> None:
+    ax = small_figures[name].axes[panel]
+    lines = [ln for ln in ax.get_lines() if len(ln.get_xdata())]
+    theory = [ln for ln in lines if ln.get_linestyle() == "-" and ln.get_marker() in ("None", "", None)]
+    simulated = [ln for ln in lines if ln.get_linestyle() == "None" and ln.get_marker() == "o"]
+    assert theory and len(theory) == len(simulated)
+    assert min(ln.get_zorder() for ln in theory) > max(ln.get_zorder() for ln in simulated)
+    # open circles, so the line stays visible through them
+    assert all(ln.get_markerfacecolor() == "none" for ln in simulated)
+
+
+def test_meta_records_users_and_items_per_dataset() -> None:
+    result = run("idldp-fig3", SMALL)
+    assert set(result.meta["n"]) == set(result.parts) == set(result.meta["items"])
+    for label, frame in result.parts.items():
+        assert result.meta["items"][label] > 0 and result.meta["n"][label] > 0
+    facts = result.caption_facts()
+    for label in result.parts:
+        assert f"{label} (n = {result.meta['n'][label]:,})" in facts["data"]
+    assert facts["command"] == "ldpkit reproduce idldp-fig3 --seed 1 --repeats 2 --scale 0.05"
+    assert (facts["repeats"], facts["seed"], facts["scale"]) == ("2", "1", "0.05")
+    default = registry.ExperimentResult(get("idldp-fig3"), get("idldp-fig3").defaults, result.data)
+    assert default.command == "ldpkit reproduce idldp-fig3"
 
 
 def test_theory_gap_is_zero_when_simulation_equals_theory() -> None:

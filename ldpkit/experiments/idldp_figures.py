@@ -25,6 +25,16 @@ item domain unchanged), drawn by ``numpy.random.default_rng([DATA_SEED, stream])
 ``stream`` is a fixed number per dataset (:data:`SUBSAMPLE_STREAMS`), so the subsample does not
 depend on ``--seed`` either.  Item-set data are subsampled before the single-item reduction.
 
+Metadata.  The data of every figure records ``meta["n"]`` (dataset label -> the number of users
+entering the run: users with at least one item for single-item runs) and ``meta["items"]``
+(label -> the item domain size ``m``), for captions
+(:meth:`~ldpkit.experiments.ExperimentResult.caption_facts`) and the chapter's checks.
+
+Drawing.  Every figure is :data:`FIG_WIDTH` inches wide with at most two panels per row, its
+fonts at least :data:`MIN_FONT_PT` points (:data:`STYLE`), so it is readable at the width of the
+book's content column; where a panel shows eq. (7) against simulation, the theory is a line
+drawn over open circles.
+
 Stand-ins.  When a real file is missing, the stand-in is used without a
 :class:`~ldpkit.datasets.StandInWarning`: it is reported by the result instead
 (``ExperimentData.standins``) and named in every title through its ``label``.
@@ -34,9 +44,9 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -51,6 +61,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
     import pandas as pd
 
+_Draw = TypeVar("_Draw", bound=Callable[..., Any])
+
 __all__ = [
     "COLORS",
     "DATA_SEED",
@@ -64,8 +76,10 @@ __all__ = [
     "EPS_PADDING",
     "EPS_RIGHT_FIG6",
     "EPS_SMALL_FIG5",
+    "FIG_WIDTH",
     "KS_FIG4",
     "KS_FIG6",
+    "MIN_FONT_PT",
     "PAPER",
     "POWER_LAW",
     "REPEATS",
@@ -149,10 +163,22 @@ SUBSAMPLE_STREAMS: Mapping[str, int] = MappingProxyType(
 #: colours of the mechanisms, shared by every figure
 COLORS = {"RAPPOR": "C0", "OUE": "C1", "IDUE-opt0": "C2", "IDUE-opt1": "C3", "IDUE-opt2": "C4",
           "RAPPOR-PS": "C0", "OUE-PS": "C1", "IDUE-PS": "C2"}
-#: matplotlib settings of every figure (the book's look)
-STYLE: Mapping[str, Any] = MappingProxyType({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3})
+#: Width in inches of a figure with two panels side by side.  The book shows a figure at most
+#: about 660 px wide (the figure box of its 740 px content column), 7.5 inches at 88 px per
+#: inch, so :data:`MIN_FONT_PT` appears at about 9 points there.
+FIG_WIDTH = 7.5
+#: Smallest font size in points of any text in a figure (tick labels and legends).
+MIN_FONT_PT = 10.0
+#: matplotlib settings of every figure (the book's look); every draw function runs inside them
+STYLE: Mapping[str, Any] = MappingProxyType({
+    "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": MIN_FONT_PT,
+    "axes.titlesize": 11.0, "axes.labelsize": 10.5, "figure.titlesize": 11.5,
+    "xtick.labelsize": MIN_FONT_PT, "ytick.labelsize": MIN_FONT_PT, "legend.fontsize": MIN_FONT_PT,
+    "legend.title_fontsize": MIN_FONT_PT,
+})
 _MSE_LABEL = "MSE (counts$^2$ / user)"
-_EPS_LABEL = r"minimum budget $\varepsilon$"
+_EPS_LABEL = r"minimum budget $\varepsilon$ (nats)"
+_K_LABEL = "k (number of top items)"
 
 
 # --------------------------------------------------------------------------- data
@@ -169,21 +195,31 @@ def _synthetic() -> tuple[SingleItemData, SingleItemData]:
     return power, uniform
 
 
-def load_dataset(name: str, scale: float = 1.0) -> SingleItemData | ItemSetData:
-    """One dataset of the ID-LDP experiments, at ``scale`` (see the module docstring).
+def load_dataset(
+    name: str, scale: float = 1.0
+) -> SingleItemData | ItemSetData:
+    """One dataset of the ID-LDP experiments, at ``scale``.
+
+    See the module docstring for the seeds and the subsample.
 
     Parameters
     ----------
     name
-        ``"synthetic.power_law_items"``, ``"synthetic.uniform_items"`` (Table II's Power-law and
-        Uniform data, ``n = 100,000``) or ``"retail"``, ``"kosarak"``, ``"clothing"`` (real
-        files, or their stand-ins when missing).
+        ``"synthetic.power_law_items"``,
+        ``"synthetic.uniform_items"`` (Table II's Power-law and
+        Uniform data, ``n = 100,000``) or ``"retail"``,
+        ``"kosarak"``, ``"clothing"`` (real files, or their
+        stand-ins when missing).
     scale
-        Fraction in ``(0, 1]`` of the users kept (:func:`~ldpkit.experiments.subsample`
-        with the generator ``default_rng([DATA_SEED, SUBSAMPLE_STREAMS[name]])``).
+        Fraction in ``(0, 1]`` of the users kept
+        (:func:`~ldpkit.experiments.subsample` with the generator
+        ``default_rng([DATA_SEED, SUBSAMPLE_STREAMS[name]])``).
     """
     if name not in SUBSAMPLE_STREAMS:
-        raise ValueError(f"unknown ID-LDP dataset {name!r}; choose from {', '.join(SUBSAMPLE_STREAMS)}")
+        known = ", ".join(SUBSAMPLE_STREAMS)
+        raise ValueError(
+            f"unknown ID-LDP dataset {name!r}; choose from {known}"
+        )
     data: SingleItemData | ItemSetData
     if name == POWER_LAW:
         data = _synthetic()[0]
@@ -191,10 +227,20 @@ def load_dataset(name: str, scale: float = 1.0) -> SingleItemData | ItemSetData:
         data = _synthetic()[1]
     else:
         with warnings.catch_warnings():
-            # reported through ExperimentData.standins and the labels instead
-            warnings.simplefilter("ignore", _datasets.StandInWarning)
-            data = _datasets.load(name, source="auto", rng=DATA_SEED)
-    return subsample(data, scale, rng=np.random.default_rng([DATA_SEED, SUBSAMPLE_STREAMS[name]]))
+            # reported by ExperimentData.standins and the labels
+            warnings.simplefilter(
+                "ignore", _datasets.StandInWarning
+            )
+            data = _datasets.load(
+                name, source="auto", rng=DATA_SEED
+            )
+    return subsample(
+        data,
+        scale,
+        rng=np.random.default_rng(
+            [DATA_SEED, SUBSAMPLE_STREAMS[name]]
+        ),
+    )
 
 
 def _itemsets(name: str, scale: float) -> ItemSetData:
@@ -219,25 +265,34 @@ def _tidy(parts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 def _result(named: Mapping[str, SingleItemData | ItemSetData], parts: Mapping[str, pd.DataFrame],
             **meta: Any) -> ExperimentData:
+    """The experiment's data; ``meta["items"]`` (label -> m) is added to the given ``meta``."""
     labels = {name: data.label for name, data in named.items()}
     standins = tuple(name for name, data in named.items() if data.is_standin)
-    return ExperimentData(_tidy(parts), labels=labels, standins=standins, parts=parts, meta=meta)
+    items = {data.label: data.m for data in named.values()}
+    return ExperimentData(_tidy(parts), labels=labels, standins=standins, parts=parts,
+                          meta={**meta, "items": items})
 
 
 def _cache(cache: _protocol.SolutionCache | None) -> _protocol.SolutionCache:
     return _protocol.SolutionCache() if cache is None else cache
 
 
-def theory_gap(frame: pd.DataFrame, by: str | Sequence[str]) -> float:
-    """Largest gap between mean simulated and exact MSE, in standard errors of the mean.
+def theory_gap(
+    frame: pd.DataFrame, by: str | Sequence[str]
+) -> float:
+    """Largest gap of simulated and exact mean MSE, in std. errors.
 
-    Groups the rows by mechanism and ``by``; in each group compares the mean of ``mse`` with the
-    mean of ``mse_theory`` and divides by ``std(mse) / sqrt(repeats)``.  NaN with one repeat.
+    Groups the rows by mechanism and ``by``; in each group compares
+    the mean of ``mse`` with the mean of ``mse_theory`` and divides
+    by the standard error ``std(mse) / sqrt(repeats)``.  NaN with
+    one repeat.
     """
     keys = ["mechanism", *([by] if isinstance(by, str) else by)]
     grouped = frame.groupby(keys)
     emp, theo = grouped["mse"].mean(), grouped["mse_theory"].mean()
-    se = grouped["mse"].std(ddof=1) / np.sqrt(grouped["mse"].count())
+    se = grouped["mse"].std(ddof=1) / np.sqrt(
+        grouped["mse"].count()
+    )
     return float(np.max(np.abs(emp - theo) / se))
 
 
@@ -245,235 +300,584 @@ def theory_gap(frame: pd.DataFrame, by: str | Sequence[str]) -> float:
 
 
 def compute_table2(config: RunConfig) -> ExperimentData:
-    """Table II: the paper's n, m and records next to those of the data used here.
+    """Table II: the paper's n, m and records beside ours.
 
-    Rows Power-law, Uniform, Retail, Kosarak, Clothing; columns ``("this build", "data")`` (the
-    label), the paper's ``records``, ``n``, ``m``, and this build's ``records``, ``n``, ``m``,
-    ``mean size``, ``max size`` (at ``config.scale``).  ``meta["standin_rows"]`` names the rows
-    built from stand-ins; ``repeats`` and ``seed`` are not used.
+    Rows Power-law, Uniform, Retail, Kosarak, Clothing; columns
+    ``("this build", "data")`` (the label), the paper's ``records``,
+    ``n``, ``m``, and this build's ``records``, ``n``, ``m``,
+    ``mean size``, ``max size`` (at ``config.scale``).
+    ``meta["standin_rows"]`` names the rows built from stand-ins;
+    ``repeats`` and ``seed`` are not used.
     """
     import pandas as pd
 
-    rows = {"Power-law": POWER_LAW, "Uniform": UNIFORM, "Retail": "retail", "Kosarak": "kosarak",
-            "Clothing": "clothing"}
-    data = {name: load_dataset(name, config.scale) for name in rows.values()}
+    rows = {
+        "Power-law": POWER_LAW,
+        "Uniform": UNIFORM,
+        "Retail": "retail",
+        "Kosarak": "kosarak",
+        "Clothing": "clothing",
+    }
+    data = {
+        name: load_dataset(name, config.scale)
+        for name in rows.values()
+    }
     paper = pd.DataFrame(
-        {"records": [100_000, 100_000, 908_576, 8_019_015, 192_544],
-         "n": [100_000, 100_000, 88_162, 990_002, 105_508],
-         "m": [100, 1_000, 16_470, 41_270, 5_850]},
+        {
+            "records": [
+                100_000,
+                100_000,
+                908_576,
+                8_019_015,
+                192_544,
+            ],
+            "n": [100_000, 100_000, 88_162, 990_002, 105_508],
+            "m": [100, 1_000, 16_470, 41_270, 5_850],
+        },
         index=list(rows),
     )
-    ours = pd.DataFrame([data[name].summary() for name in rows.values()])
+    ours = pd.DataFrame(
+        [data[name].summary() for name in rows.values()]
+    )
     ours.index = paper.index
-    table = pd.concat({"paper": paper, "this build": ours[["records", "n", "m", "mean size", "max size"]]}, axis=1)
-    table.insert(0, ("this build", "data"), [data[name].label for name in rows.values()])
-    standin_rows = tuple(row for row, name in rows.items() if data[name].is_standin)
-    return ExperimentData(table, labels={name: d.label for name, d in data.items()},
-                          standins=tuple(rows[row] for row in standin_rows), meta={"standin_rows": standin_rows})
+    table = pd.concat(
+        {
+            "paper": paper,
+            "this build": ours[
+                ["records", "n", "m", "mean size", "max size"]
+            ],
+        },
+        axis=1,
+    )
+    table.insert(
+        0,
+        ("this build", "data"),
+        [data[name].label for name in rows.values()],
+    )
+    standin_rows = tuple(
+        row for row, name in rows.items() if data[name].is_standin
+    )
+    return ExperimentData(
+        table,
+        labels={name: d.label for name, d in data.items()},
+        standins=tuple(rows[row] for row in standin_rows),
+        meta={"standin_rows": standin_rows},
+    )
 
 
-def compute_fig2(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 2: every single-item mechanism on the Power-law and Uniform data, over :data:`EPS_GRID`."""
+def compute_fig2(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 2: every single-item mechanism, Power-law and Uniform.
+
+    Over :data:`EPS_GRID`.
+    """
     cache = _cache(cache)
-    named = {name: _single(name, config.scale) for name in (POWER_LAW, UNIFORM)}
+    named = {
+        name: _single(name, config.scale)
+        for name in (POWER_LAW, UNIFORM)
+    }
     base = config.replace(scale=1.0)
     parts = {
-        data.label: _protocol.run_single_item(data.counts(), EPS_GRID, ks=(20,), config=base.offset_seed(i),
-                                              cache=cache)
+        data.label: _protocol.run_single_item(
+            data.counts(),
+            EPS_GRID,
+            ks=(20,),
+            config=base.offset_seed(i),
+            cache=cache,
+        )
         for i, data in enumerate(named.values())
     }
-    return _result(named, parts, n={d.label: d.n for d in named.values()})
+    return _result(
+        named, parts, n={d.label: d.n for d in named.values()}
+    )
 
 
-def _first_items_runs(config: RunConfig, names: Iterable[str], epsilons: Sequence[float], ks: Sequence[int],
-                      cache: _protocol.SolutionCache | None) -> ExperimentData:
+def _first_items_runs(
+    config: RunConfig,
+    names: Iterable[str],
+    epsilons: Sequence[float],
+    ks: Sequence[int],
+    cache: _protocol.SolutionCache | None,
+) -> ExperimentData:
     cache = _cache(cache)
     named = {name: _itemsets(name, config.scale) for name in names}
     base = config.replace(scale=1.0)
     parts = {}
+    n = {}  # users entering the run (those with at least one item)
     for i, data in enumerate(named.values()):
         single = data.first_items()
         parts[data.label] = _protocol.run_single_item(
-            single.counts(), epsilons, mechanisms=("RAPPOR", "OUE", "IDUE-opt0"), ks=ks,
-            config=base.offset_seed(i), cache=cache,
+            single.counts(),
+            epsilons,
+            mechanisms=("RAPPOR", "OUE", "IDUE-opt0"),
+            ks=ks,
+            config=base.offset_seed(i),
+            cache=cache,
         )
-    return _result(named, parts, ks=tuple(ks), epsilons=tuple(epsilons))
+        n[data.label] = single.n
+    return _result(
+        named, parts, ks=tuple(ks), epsilons=tuple(epsilons), n=n
+    )
 
 
-def compute_fig3(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 3: RAPPOR, OUE and IDUE (opt0) on the first items of Retail and Kosarak, over :data:`EPS_GRID`."""
-    return _first_items_runs(config, ("retail", "kosarak"), EPS_GRID, (20,), cache)
+def compute_fig3(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 3: RAPPOR, OUE and IDUE (opt0), Retail and Kosarak.
+
+    First item of each user, over :data:`EPS_GRID`.
+    """
+    return _first_items_runs(
+        config, ("retail", "kosarak"), EPS_GRID, (20,), cache
+    )
 
 
-def compute_fig4(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 4: as Fig. 3 at ``eps =`` :data:`EPS_FIG4`, RE of the top k for ``k`` in :data:`KS_FIG4`."""
-    return _first_items_runs(config, ("retail", "kosarak"), (EPS_FIG4,), KS_FIG4, cache)
+def compute_fig4(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 4: as Fig. 3 at one budget, RE of the top k.
+
+    At ``eps =`` :data:`EPS_FIG4`, for ``k`` in :data:`KS_FIG4`.
+    """
+    return _first_items_runs(
+        config, ("retail", "kosarak"), (EPS_FIG4,), KS_FIG4, cache
+    )
 
 
-def compute_fig5(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 5: two budgets 1 < 2 on the Retail first items, varying the share at the smaller one."""
+def compute_fig5(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 5: two budgets 1 < 2 on the Retail first items.
+
+    Varies the share of items at the smaller budget.
+    """
     retail = _itemsets("retail", config.scale)
     single = retail.first_items()
     frame = _protocol.run_budget_shares(
-        single.counts(), SHARES_FIG5, eps_small=EPS_SMALL_FIG5, eps_large=EPS_LARGE_FIG5, ks=(50,),
-        config=config.replace(scale=1.0), cache=_cache(cache),
+        single.counts(),
+        SHARES_FIG5,
+        eps_small=EPS_SMALL_FIG5,
+        eps_large=EPS_LARGE_FIG5,
+        ks=(50,),
+        config=config.replace(scale=1.0),
+        cache=_cache(cache),
     )
-    return _result({"retail": retail}, {retail.label: frame}, shares=SHARES_FIG5)
+    return _result(
+        {"retail": retail},
+        {retail.label: frame},
+        shares=SHARES_FIG5,
+        n={retail.label: single.n},
+    )
 
 
-def compute_fig6(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 6: RAPPOR-PS, OUE-PS and IDUE-PS on the Clothing item sets (``ell = 2``), with ``mse_theory``."""
+def compute_fig6(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 6: RAPPOR-PS, OUE-PS and IDUE-PS, Clothing item sets.
+
+    Padding length ``ell = 2``; the frame has ``mse_theory``.
+    """
     clothing = _itemsets("clothing", config.scale)
     frame = _protocol.run_itemsets(
-        clothing.sets, EPS_GRID, (ELL_FIG6,), ks=KS_FIG6, theory=True, config=config.replace(scale=1.0),
+        clothing.sets,
+        EPS_GRID,
+        (ELL_FIG6,),
+        ks=KS_FIG6,
+        theory=True,
+        config=config.replace(scale=1.0),
         cache=_cache(cache),
     )
-    return _result({"clothing": clothing}, {clothing.label: frame}, m=clothing.m, ks=KS_FIG6)
+    return _result(
+        {"clothing": clothing},
+        {clothing.label: frame},
+        m=clothing.m,
+        ks=KS_FIG6,
+        n={clothing.label: clothing.n},
+    )
 
 
-def _padding_run(config: RunConfig, name: str, ells: Sequence[int], k: int,
-                 cache: _protocol.SolutionCache | None) -> ExperimentData:
+def _padding_run(
+    config: RunConfig,
+    name: str,
+    ells: Sequence[int],
+    k: int,
+    cache: _protocol.SolutionCache | None,
+) -> ExperimentData:
     data = _itemsets(name, config.scale)
     frame = _protocol.run_itemsets(
-        data.sets, EPS_PADDING, ells, mechanisms=("IDUE-PS",), ks=(k,), config=config.replace(scale=1.0),
+        data.sets,
+        EPS_PADDING,
+        ells,
+        mechanisms=("IDUE-PS",),
+        ks=(k,),
+        config=config.replace(scale=1.0),
         cache=_cache(cache),
     )
-    return _result({name: data}, {data.label: frame}, k=k, ells=tuple(ells), epsilons=EPS_PADDING)
+    return _result(
+        {name: data},
+        {data.label: frame},
+        k=k,
+        ells=tuple(ells),
+        epsilons=EPS_PADDING,
+        n={data.label: data.n},
+    )
 
 
-def compute_fig7(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 7: IDUE-PS on Clothing, RE of the top 20 against the padding length."""
+def compute_fig7(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 7: IDUE-PS on Clothing, RE of the top 20 by ``ell``."""
     return _padding_run(config, "clothing", ELLS_FIG7, 20, cache)
 
 
-def compute_fig8(config: RunConfig, *, cache: _protocol.SolutionCache | None = None) -> ExperimentData:
-    """Fig. 8: IDUE-PS on Kosarak, RE of the top 100 against the padding length."""
+def compute_fig8(
+    config: RunConfig,
+    *,
+    cache: _protocol.SolutionCache | None = None,
+) -> ExperimentData:
+    """Fig. 8: IDUE-PS on Kosarak, RE of the top 100 by ``ell``."""
     return _padding_run(config, "kosarak", ELLS_FIG8, 100, cache)
 
 
 # --------------------------------------------------------------------------- draw
 
 
-def _figure(width: float, height: float, ncols: int) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
-    """A figure (not managed by pyplot) with ``ncols`` axes in one row, in :data:`STYLE`."""
-    import matplotlib
+def _styled(draw: _Draw) -> _Draw:
+    """Run a draw function inside :data:`STYLE`, so every text it creates gets the book's sizes."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+
+        with matplotlib.rc_context(cast(Any, dict(STYLE))):
+            return draw(*args, **kwargs)
+
+    return cast(_Draw, wrapper)
+
+
+def _figure(nrows: int, ncols: int, height: float,
+            width: float = FIG_WIDTH) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
+    """A figure (not managed by ``pyplot``, constrained layout) with an ``nrows`` x ``ncols`` grid."""
     import matplotlib.figure
 
-    with matplotlib.rc_context(cast(Any, dict(STYLE))):
-        fig = matplotlib.figure.Figure(figsize=(width, height))
-        axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, list(axes)
+    fig = matplotlib.figure.Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, [ax for row in axes for ax in row]
 
 
+def _mechanism_legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *,
+                      styles: Sequence[tuple[str, str]] = (), ncol: int = 4) -> None:
+    """One legend under the panels: a coloured entry per mechanism, then line-style entries.
+
+    ``styles`` pairs a style (``"line"`` or ``"markers"``) with its meaning, drawn in grey.
+    """
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=COLORS[m], marker="o", mfc="none", label=m) for m in mechanisms]
+    for style, meaning in styles:
+        if style == "line":
+            handles.append(Line2D([], [], color="0.35", lw=2.0, label=meaning))
+        else:
+            handles.append(Line2D([], [], color="0.35", ls="none", marker="o", mfc="none", label=meaning))
+    # matplotlib fills a legend column by column: pad to full rows and reorder so that the
+    # entries read row by row (mechanisms first, then the styles)
+    nrows = -(-len(handles) // ncol)
+    handles += [Line2D([], [], ls="none", label=" ") for _ in range(nrows * ncol - len(handles))]
+    by_column = [handles[row * ncol + col] for col in range(ncol) for row in range(nrows)]
+    fig.legend(handles=by_column, loc="outside lower center", ncol=ncol, frameon=False)
+
+
+def _ratio_axis(ax: matplotlib.axes.Axes) -> None:
+    """Log scale for a ratio (RE) with plain tick labels (``0.4``, ``1``) instead of powers of ten."""
+    from matplotlib import ticker
+
+    class _Plain(ticker.LogFormatter):
+        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+            return f"{x:g}"
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_Plain())
+    ax.yaxis.set_minor_formatter(_Plain(minor_thresholds=(1, 0.4)))
+
+
+def _mechanisms(frame: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(frame["mechanism"]))
+
+
+def _theory_and_simulation(ax: matplotlib.axes.Axes, x: Any, theory: Any, simulated: Any, color: str) -> None:
+    """Simulation as open circles, theory as a line drawn on top of them (never hidden)."""
+    ax.plot(x, simulated, ls="none", marker="o", ms=6, mfc="none", mew=1.2, color=color, zorder=2)
+    ax.plot(x, theory, "-", lw=1.6, color=color, zorder=3)
+
+
+@_styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
-    """Theory (lines) against simulation (circles) of the MSE, one panel per dataset."""
-    fig, axes = _figure(10, 3.8, 2)
+    """MSE: eq. (7) (lines) and simulation (circles) by dataset."""
+    fig, axes = _figure(1, 2, 3.9)
+    mechanisms: list[str] = []
     for ax, (label, frame) in zip(axes, data.parts.items()):
+        mechanisms = _mechanisms(frame)
         for mech, grp in frame.groupby("mechanism", sort=False):
             by = grp.groupby("eps")
             emp, theo = by["mse"].mean(), by["mse_theory"].mean()
-            ax.plot(theo.index, theo.values, "-", color=COLORS[mech], label=f"{mech} theory")
-            ax.plot(emp.index, emp.values, "o", mfc="none", color=COLORS[mech], label=f"{mech} simulated")
+            _theory_and_simulation(
+                ax,
+                theo.index,
+                theo.values,
+                emp.values,
+                COLORS[str(mech)],
+            )
         ax.set_yscale("log")
         ax.set_xlabel(_EPS_LABEL)
-        ax.set_ylabel(r"MSE $\sum_i(\hat c_i - c_i)^2/n$ (counts$^2$ / user)")
+        ax.set_ylabel(_MSE_LABEL)
         ax.set_title(f"{label}, n = {data.meta['n'][label]:,}")
-    axes[-1].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    _mechanism_legend(
+        fig,
+        mechanisms,
+        styles=(("line", "eq. (7)"), ("markers", "simulated")),
+        ncol=5,
+    )
     return fig
 
 
+@_styled
 def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
-    """MSE and RE of the top 20 against the minimum budget, two panels per dataset."""
-    fig, axes = _figure(14, 3.4, 2 * len(data.parts))
+    """MSE and RE of the top 20 against the budget, by dataset."""
+    fig, axes = _figure(
+        len(data.parts), 2, 2.9 * len(data.parts) + 0.5
+    )
+    mechanisms: list[str] = []
     for j, (label, frame) in enumerate(data.parts.items()):
+        mechanisms = _mechanisms(frame)
         for mech, grp in frame.groupby("mechanism", sort=False):
             by = grp.groupby("eps")
             emp = by["mse"].mean()
-            axes[2 * j].plot(emp.index, emp.values, "o-", color=COLORS[mech], label=mech)
-            axes[2 * j + 1].plot(emp.index, by["re@20"].mean().values, "o-", color=COLORS[mech], label=mech)
-        axes[2 * j].set(yscale="log", xlabel=_EPS_LABEL, ylabel=_MSE_LABEL, title=f"{label}: MSE")
-        axes[2 * j + 1].set(yscale="log", xlabel=_EPS_LABEL, ylabel="RE of top-20", title=f"{label}: RE (k = 20)")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+            color = COLORS[str(mech)]
+            axes[2 * j].plot(
+                emp.index, emp.values, "o-", mfc="none", color=color
+            )
+            axes[2 * j + 1].plot(
+                emp.index,
+                by["re@20"].mean().values,
+                "o-",
+                mfc="none",
+                color=color,
+            )
+        axes[2 * j].set(
+            yscale="log",
+            xlabel=_EPS_LABEL,
+            ylabel=_MSE_LABEL,
+            title=f"{label}: MSE",
+        )
+        axes[2 * j + 1].set(
+            xlabel=_EPS_LABEL,
+            ylabel="RE of the top 20 (ratio)",
+            title=f"{label}: RE of the top 20",
+        )
+        _ratio_axis(axes[2 * j + 1])
+    _mechanism_legend(fig, mechanisms)
     return fig
 
 
+@_styled
 def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
-    """RE of the top k against k at one budget, one panel per dataset."""
+    """RE of the top k against k at one budget, by dataset."""
     ks = data.meta["ks"]
     eps = data.meta["epsilons"][0]
-    fig, axes = _figure(10, 3.4, len(data.parts))
+    fig, axes = _figure(1, len(data.parts), 3.6)
+    mechanisms = ("RAPPOR", "OUE", "IDUE-opt0")
     for ax, (label, frame) in zip(axes, data.parts.items()):
-        means = frame.groupby("mechanism")[[f"re@{k}" for k in ks]].mean()
-        for mech in ("RAPPOR", "OUE", "IDUE-opt0"):
-            ax.plot(ks, means.loc[mech].values, "o-", color=COLORS[mech], label=mech)
-        ax.set(yscale="log", xlabel="k (number of top items)", ylabel="RE of top-k",
-               title=rf"{label}, $\varepsilon$ = {eps}")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+        means = frame.groupby("mechanism")[
+            [f"re@{k}" for k in ks]
+        ].mean()
+        for mech in mechanisms:
+            ax.plot(
+                ks,
+                means.loc[mech].values,
+                "o-",
+                mfc="none",
+                color=COLORS[mech],
+            )
+        ax.set(
+            xlabel=_K_LABEL,
+            ylabel="RE of the top k (ratio)",
+            title=rf"{label}, $\varepsilon$ = {eps:g}",
+        )
+        _ratio_axis(ax)
+    _mechanism_legend(fig, mechanisms)
     return fig
 
 
+@_styled
 def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
-    """MSE (with eq. (7) dotted) and RE of the top 50 against the share of sensitive items."""
+    """MSE and RE of the top 50 by the share of sensitive items.
+
+    The MSE panel draws eq. (7) as lines over the simulated circles.
+    """
     ((label, frame),) = data.parts.items()
-    fig, axes = _figure(10, 3.4, 2)
+    fig, axes = _figure(1, 2, 3.8)
     for mech, grp in frame.groupby("mechanism", sort=False):
         by = grp.groupby("share")
-        axes[0].plot(by["mse"].mean().index, by["mse"].mean().values, "o-", color=COLORS[mech], label=mech)
-        axes[0].plot(by["mse_theory"].mean().index, by["mse_theory"].mean().values, ":", color=COLORS[mech])
-        axes[1].plot(by["re@50"].mean().index, by["re@50"].mean().values, "o-", color=COLORS[mech], label=mech)
-    xlabel = r"share of items at $\varepsilon_1$"
-    axes[0].set(yscale="log", xlabel=xlabel, ylabel=_MSE_LABEL, title=f"{label}: MSE (dotted: eq. (7))")
-    axes[1].set(yscale="log", xlabel=xlabel, ylabel="RE of top-50", title=f"{label}: RE (k = 50)")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+        color = COLORS[str(mech)]
+        mse, theory = by["mse"].mean(), by["mse_theory"].mean()
+        _theory_and_simulation(
+            axes[0], theory.index, theory.values, mse.values, color
+        )
+        re = by["re@50"].mean()
+        axes[1].plot(
+            re.index, re.values, "o-", mfc="none", color=color
+        )
+    xlabel = r"share of items at $\varepsilon_1$ (fraction)"
+    axes[0].set(
+        yscale="log",
+        xlabel=xlabel,
+        ylabel=_MSE_LABEL,
+        title=f"{label}: MSE",
+    )
+    axes[1].set(
+        xlabel=xlabel,
+        ylabel="RE of the top 50 (ratio)",
+        title=f"{label}: RE of the top 50",
+    )
+    _ratio_axis(axes[1])
+    _mechanism_legend(
+        fig,
+        _mechanisms(frame),
+        styles=(
+            ("line", "eq. (7) (MSE panel)"),
+            ("markers", "simulated"),
+        ),
+        ncol=3,
+    )
     return fig
 
 
+@_styled
 def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
-    """Precision and RE of the top 20 against the budget, then of the top k at ``eps = 2``."""
+    """Precision and RE of the top items, a 2 x 2 grid.
+
+    Top row: the top 20 against the budget; bottom row: the top k at
+    ``eps =`` :data:`EPS_RIGHT_FIG6`.
+    """
     ((label, frame),) = data.parts.items()
     ks = data.meta["ks"]
-    fig, axes = _figure(14, 3.4, 4)
+    fig, axes = _figure(2, 2, 6.4)
     for mech, grp in frame.groupby("mechanism", sort=False):
         by = grp.groupby("eps")
-        axes[0].plot(by["precision@20"].mean().index, by["precision@20"].mean().values, "o-", color=COLORS[mech],
-                     label=mech)
-        axes[1].plot(by["re@20"].mean().index, by["re@20"].mean().values, "o-", color=COLORS[mech], label=mech)
+        color = COLORS[str(mech)]
+        prec, re = by["precision@20"].mean(), by["re@20"].mean()
+        axes[0].plot(
+            prec.index, prec.values, "o-", mfc="none", color=color
+        )
+        axes[1].plot(
+            re.index, re.values, "o-", mfc="none", color=color
+        )
         right = grp[grp["eps"] == EPS_RIGHT_FIG6]
-        axes[2].plot(ks, [right[f"precision@{k}"].mean() for k in ks], "o-", color=COLORS[mech], label=mech)
-        axes[3].plot(ks, [right[f"re@{k}"].mean() for k in ks], "o-", color=COLORS[mech], label=mech)
-    axes[0].set(xlabel=_EPS_LABEL, ylabel="precision of top-20", title=f"{label}: precision")
-    axes[1].set(yscale="log", xlabel=_EPS_LABEL, ylabel="RE of top-20", title=f"{label}: RE")
-    axes[2].set(xlabel="k", ylabel="precision of top-k", title=rf"{label}: $\varepsilon$ = {EPS_RIGHT_FIG6:g}")
-    axes[3].set(yscale="log", xlabel="k", ylabel="RE of top-k", title=rf"{label}: $\varepsilon$ = {EPS_RIGHT_FIG6:g}")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+        axes[2].plot(
+            ks,
+            [right[f"precision@{k}"].mean() for k in ks],
+            "o-",
+            mfc="none",
+            color=color,
+        )
+        axes[3].plot(
+            ks,
+            [right[f"re@{k}"].mean() for k in ks],
+            "o-",
+            mfc="none",
+            color=color,
+        )
+    eps_right = rf"$\varepsilon$ = {EPS_RIGHT_FIG6:g}"
+    axes[0].set(
+        xlabel=_EPS_LABEL,
+        ylabel="precision (fraction)",
+        title="Precision of the top 20",
+    )
+    axes[1].set(
+        xlabel=_EPS_LABEL,
+        ylabel="RE (ratio)",
+        title="RE of the top 20",
+    )
+    axes[2].set(
+        xlabel=_K_LABEL,
+        ylabel="precision (fraction)",
+        title=f"Precision of the top k, {eps_right}",
+    )
+    axes[3].set(
+        xlabel=_K_LABEL,
+        ylabel="RE (ratio)",
+        title=f"RE of the top k, {eps_right}",
+    )
+    for ax in (axes[1], axes[3]):
+        _ratio_axis(ax)
+    fig.suptitle(rf"{label}, padding length $\ell$ = {ELL_FIG6}")
+    _mechanism_legend(fig, _mechanisms(frame), ncol=3)
     return fig
 
 
-def draw_padding_length(data: ExperimentData, ax: matplotlib.axes.Axes) -> None:
-    """Into ``ax``: IDUE-PS's RE of the top k against the padding length, one line per budget."""
+def draw_padding_length(
+    data: ExperimentData, ax: matplotlib.axes.Axes
+) -> None:
+    """Into ``ax``: IDUE-PS's RE of the top k by padding length.
+
+    One line per budget.
+    """
     ((label, frame),) = data.parts.items()
     k = data.meta["k"]
-    table = frame.groupby(["eps", "ell"])[f"re@{k}"].mean().unstack()
+    table = (
+        frame.groupby(["eps", "ell"])[f"re@{k}"].mean().unstack()
+    )
     for i, eps in enumerate(data.meta["epsilons"]):
-        ax.plot(table.columns, table.loc[eps].values, "o-", color=f"C{i}", label=rf"$\varepsilon$ = {eps}")
-    ax.set(yscale="log", xlabel=r"padding length $\ell$ (items)", ylabel=f"RE of top-{k}",
-           title=f"{label}, IDUE-PS, k = {k}")
-    ax.legend(fontsize=7)
+        ax.plot(
+            table.columns,
+            table.loc[eps].values,
+            "o-",
+            mfc="none",
+            color=f"C{i}",
+            label=rf"$\varepsilon$ = {eps:g}",
+        )
+    ax.set(
+        xlabel=r"padding length $\ell$ (items)",
+        ylabel=f"RE of the top {k} (ratio)",
+        title=f"{label}, IDUE-PS, k = {k}",
+    )
+    _ratio_axis(ax)
+    ax.legend()
 
 
-def draw_padding_lengths(*data: ExperimentData) -> matplotlib.figure.Figure:
-    """Figs. 7 and 8 side by side as in the book: one :func:`draw_padding_length` panel each."""
+@_styled
+def draw_padding_lengths(
+    *data: ExperimentData,
+) -> matplotlib.figure.Figure:
+    """Figs. 7 and 8 side by side (:func:`draw_padding_length`).
+
+    At most two panels per row; a single panel gets half the width.
+    """
     if not data:
-        raise ValueError("draw_padding_lengths needs at least one ExperimentData")
-    fig, axes = _figure(5 * len(data), 3.6, len(data))
+        raise ValueError(
+            "draw_padding_lengths needs at least one ExperimentData"
+        )
+    ncols = min(2, len(data))
+    nrows = -(-len(data) // ncols)
+    width = FIG_WIDTH if ncols == 2 else FIG_WIDTH * 0.6
+    fig, axes = _figure(nrows, ncols, 3.7 * nrows, width=width)
     for ax, one in zip(axes, data):
         draw_padding_length(one, ax)
-    fig.tight_layout()
+    for ax in axes[len(data) :]:
+        ax.set_visible(False)
     return fig
 
 

@@ -20,12 +20,13 @@ matplotlib themselves, so importing :mod:`ldpkit` does not.
 from __future__ import annotations
 
 import difflib
+import numbers
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .config import RunConfig
 
@@ -227,6 +228,65 @@ class ExperimentResult:
     def any_standin(self) -> bool:
         """True when at least one dataset was a stand-in."""
         return bool(self.data.standins)
+
+    @property
+    def command(self) -> str:
+        """The ``ldpkit reproduce`` command that regenerates this result.
+
+        Options appear only where the configuration differs from the experiment's defaults
+        (``--seed``, ``--repeats``, ``--scale``).
+        """
+        parts = ["ldpkit", "reproduce", self.experiment.id]
+        defaults = self.experiment.defaults
+        if self.config.seed != defaults.seed:
+            parts += ["--seed", str(self.config.seed)]
+        if self.config.repeats != defaults.repeats:
+            parts += ["--repeats", str(self.config.repeats)]
+        if self.config.scale != defaults.scale:
+            parts += ["--scale", f"{self.config.scale:g}"]
+        return " ".join(parts)
+
+    def caption_facts(self) -> dict[str, str]:
+        """What a figure caption states about this result, as plain text.
+
+        Keys: ``item`` (the paper's figure or table, ``"Fig. 2"``), ``data`` (the dataset labels,
+        stand-ins included, each followed by its number of users when the compute function
+        recorded them as ``meta["n"]``, a mapping label -> users), ``repeats``, ``seed`` (the
+        run seed), ``scale`` (``"1"`` for the full data) and ``command``
+        (:attr:`command`).  The book glues each value and pastes it into the caption, so
+        captions never hold a typed number.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> def compute(config):
+        ...     return ExperimentData(pd.DataFrame({"x": [1]}), labels={"a": "Retail", "b": "Kosarak (stand-in)"},
+        ...                           standins=("b",), meta={"n": {"Retail": 88162, "Kosarak (stand-in)": 990002}})
+        >>> toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "table", ("a", "b"), compute, None,
+        ...                  RunConfig(repeats=10, seed=7))
+        >>> facts = run(toy).caption_facts()
+        >>> facts["data"]
+        'Retail (n = 88,162) and Kosarak (stand-in) (n = 990,002)'
+        >>> facts["repeats"], facts["seed"], facts["command"]
+        ('10', '7', 'ldpkit reproduce toy-fig1')
+        >>> run(toy, RunConfig(repeats=3, seed=7)).caption_facts()["command"]
+        'ldpkit reproduce toy-fig1 --repeats 3'
+        """
+        sizes = self.meta.get("n")
+        names = []
+        for label in self.labels.values():
+            users = sizes.get(label) if isinstance(sizes, Mapping) else None
+            counted = isinstance(users, numbers.Integral) and not isinstance(users, bool)
+            names.append(f"{label} (n = {int(cast(int, users)):,})" if counted else label)
+        data = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return {
+            "item": self.experiment.item,
+            "data": data,
+            "repeats": str(self.config.repeats),
+            "seed": str(self.config.seed),
+            "scale": f"{self.config.scale:g}",
+            "command": self.command,
+        }
 
     def save(self, directory: str | Path = ".", *, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
         """Write the figure (one file per format) and the frame as CSV into ``directory``.
