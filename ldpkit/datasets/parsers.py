@@ -1234,8 +1234,14 @@ def _read_online_retail_frame(p: Path, notes: list[str]) -> Any:
     fname = p.name
     suffix = "".join(p.suffixes[-2:]).lower() if p.suffix.lower() == ".gz" else p.suffix.lower()
     if suffix in (".rda", ".rdata"):
-        import pyreadr
-        from pyreadr.custom_errors import LibrdataError, PyreadrError
+        try:
+            import pyreadr
+            from pyreadr.custom_errors import LibrdataError, PyreadrError
+        except ImportError:
+            raise ImportError(
+                f"reading {fname} needs pyreadr, which ldpkit keeps optional: install the 'data' extra "
+                "(pip install 'ldpkit[data]') or use the .csv version of Online Retail"
+            ) from None
 
         raw = p.read_bytes()
         if not raw:
