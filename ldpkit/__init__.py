@@ -19,6 +19,7 @@ from .olh import OLH, HashedReports
 from .padding import ItemSets, PaddingSampling, as_itemsets
 from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
+from .iprr import IPRR
 from . import accountant, budgets, claims, datasets, idue, metrics, postprocess
 
 __version__ = "0.1.0"
@@ -46,6 +47,7 @@ __all__ = [
     "OLH",
     "HashedReports",
     "URR",
+    "IPRR",
     "IDUE",
     "IDUEPS",
     "IDUESolution",

@@ -145,6 +145,13 @@ def _urr() -> Sequence[Any]:
     return (URR(5, 1.0, [0, 2]), URR(4, 0.5, [1, 2, 3]), URR(3, 2.0, [0, 1, 2]))
 
 
+def _iprr() -> Sequence[Any]:
+    from .iprr import IPRR
+
+    inf = float("inf")
+    return (IPRR([0.1, 0.5, 1.0, inf, inf]), IPRR([0.5, 2.0, 2.0, 4.0]), IPRR([1.0, inf]))
+
+
 def _idue() -> Sequence[Any]:
     from .idue import IDUE
 
@@ -179,6 +186,7 @@ register_mechanism(MechanismSpec("OUE", "wang2017locally", _oue, description="op
 register_mechanism(MechanismSpec("UE", "wang2017locally", _unary, description="unary encoding with per-item bits"))
 register_mechanism(MechanismSpec("OLH", "wang2017locally", _olh, description="optimised local hashing"))
 register_mechanism(MechanismSpec("uRR", "murakami2019utility", _urr, description="utility-optimised randomised response"))
+register_mechanism(MechanismSpec("IPRR", "li2023ipldp", _iprr, description="item-oriented personalised randomised response"))
 register_mechanism(MechanismSpec("IDUE", "gu2020idldp", _idue, description="input-discriminative unary encoding"))
 register_mechanism(MechanismSpec("PS", "wang2018locally", _padding, "itemsets", "Padding-and-Sampling around an LDP oracle"))
 register_mechanism(MechanismSpec("IDUE-PS", "gu2020idldp", _idue_ps, "itemsets", "IDUE inside Padding-and-Sampling"))

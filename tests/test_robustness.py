@@ -72,6 +72,7 @@ from ldpkit._validation import EPS_MAX, EPS_MIN, MAX_USERS
 from ldpkit.cli import main as cli_main
 from ldpkit.experiments import RunConfig
 from ldpkit.idue import IDUE_EPS_MAX, IDUE_EPS_MIN, idue_ps, oue_ps, rappor_ps
+from ldpkit.iprr import IPRR
 from ldpkit.olh import HashedReports
 from ldpkit.unary import RAPPOR_EPS_MAX, UnaryReports
 
@@ -169,6 +170,8 @@ FACTORIES: tuple[Factory, ...] = (
     Factory("OLH(g=3)", lambda e: OLH(4, e, g=3), EPS_MIN, EPS_MAX, "hashed"),
     Factory("URR", lambda e: URR(4, e, [0, 1]), EPS_MIN, EPS_MAX, "item",
             variants=(("URR(sensitive=[0, 2])", lambda: URR(4, 1.0, [0, 2])),)),
+    Factory("IPRR", lambda e: IPRR([e, e, math.inf]), EPS_MIN, EPS_MAX, "item", eps_arg="budgets",
+            scalar_budget=False, variants=(("IPRR([1, 2, inf])", lambda: IPRR([1.0, 2.0, math.inf])),)),
     Factory("ChannelOracle", lambda e: ChannelOracle(grr_matrix(3, e)), EPS_MIN, EPS_MAX, "item",
             budget_range=False, refusal=r"rank 1 < 3 inputs"),
     Factory("IDUE-opt0", lambda e: IDUE([e, e, 1.0], model="opt0"), IDUE_EPS_MIN, IDUE_EPS_MAX, "unary",
@@ -1138,7 +1141,8 @@ def test_every_registered_family_has_a_factory_row() -> None:
     from ldpkit.mechanisms import registered_mechanisms
 
     covered = {"GRR": "GRR", "RAPPOR": "RAPPOR", "OUE": "OUE", "UE": "UnaryEncoding", "OLH": "OLH", "uRR": "URR",
-               "IDUE": "IDUE-opt0", "PS": "OUE-PS", "IDUE-PS": "IDUE-PS", "Channel": "ChannelOracle"}
+               "IDUE": "IDUE-opt0", "PS": "OUE-PS", "IDUE-PS": "IDUE-PS", "Channel": "ChannelOracle",
+               "IPRR": "IPRR"}
     for spec in registered_mechanisms():
         assert spec.name in covered and covered[spec.name] in FACTORY_BY_NAME, (
             f"mechanism family {spec.name!r} has no row in FACTORIES"
