@@ -114,7 +114,7 @@ def mle_keep_or_resample(output_counts: ArrayLike, keep: float, pi: ArrayLike) -
     ``sum_y m_y log q_y`` is separable and concave in ``p`` on the simplex, so its KKT
     conditions give ``p_y = max(0, m_y / lam - c_y)`` with ``c_y = (1 - keep) pi_y / keep``
     and ``lam`` fixed by ``sum p = 1`` (water-filling): found exactly by sorting, ``O(k log k)``
-    (forthcoming IPLDP chapter, planned label ``def-ipldp``, where it is checked against EM).
+    (checked against EM in the forthcoming IPLDP chapter (planned label ``sec-ipldp-mle``)).
 
     Parameters
     ----------
@@ -210,7 +210,7 @@ class IPRR(ItemReportOracle):
     # ------------------------------------------------------------------ accounting
     @property
     def epsilon(self) -> float:
-        """Standard LDP epsilon: ``max E`` when every item is sensitive, else ``inf``."""
+        """The standard-LDP epsilon, ``max E`` when every item is sensitive, else ``inf``."""
         if not np.all(self.sensitive):
             return math.inf
         return float(self.budgets.max())
@@ -267,7 +267,7 @@ class IPRR(ItemReportOracle):
 
         Users' items are i.i.d. from ``p`` (the paper's model), so each report is i.i.d. with
         probabilities ``m = S (p + r)`` and ``n m_hat`` is multinomial.  (Given fixed counts
-        ``c = n p``, :meth:`variance` is smaller by the variance of the empirical input
+        ``c = n p``, :meth:`IPRR.variance` is smaller by the variance of the empirical input
         distribution; both are exact for their model.)
         """
         pv = check_distribution(p, self.d, "p")
