@@ -306,14 +306,20 @@ def check_distribution(prior: Any, d: int | None = None, name: str = "prior") ->
     return arr
 
 
-def check_budget_vector(budgets: Any, d: int, name: str = "budgets") -> np.ndarray:
-    """Return a per-item privacy budget vector of length ``d`` with finite positive entries."""
+def check_budget_vector(budgets: Any, d: int, name: str = "budgets", allow_inf: bool = False) -> np.ndarray:
+    """Return a per-item privacy budget vector of length ``d`` with positive entries.
+
+    Entries must be finite unless ``allow_inf`` (then ``+inf`` marks an item without a
+    budget, such as a non-sensitive item of IPRR).
+    """
     arr = real_array(budgets, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d vector of budgets, got shape {arr.shape}")
     if arr.size != d:
         raise ValueError(f"{name} has length {arr.size}, expected the domain size {d}")
-    bad = ~np.isfinite(arr) | (arr <= 0)
+    ok = (arr > 0) & (np.isfinite(arr) | (allow_inf & (arr == np.inf)))
+    bad = ~ok
     if np.any(bad):
-        raise ValueError(f"{name} must be finite positive budgets, got {describe(arr[bad][0].item())} at item {int(np.flatnonzero(bad)[0])}")
+        kind = "positive budgets or inf" if allow_inf else "finite positive budgets"
+        raise ValueError(f"{name} must be {kind}, got {describe(arr[bad][0].item())} at item {int(np.flatnonzero(bad)[0])}")
     return arr

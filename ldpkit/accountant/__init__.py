@@ -15,6 +15,10 @@ exposing ``.channel()``.  Each notion is its own module:
 * :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose
   (forthcoming FLDP chapter (planned label ``def-fldp``)).
 
+:func:`privacy_profile` (:mod:`~ldpkit.accountant.profile`) reports what one channel
+guarantees under each of these notions at once, to tell whether two mechanisms are compared at
+equal privacy.
+
 How a channel is accounted for (:mod:`~ldpkit.accountant._core`): explicit channels exactly,
 by enumeration of every output; structured kinds (unary encodings here) by closed forms that
 each notion registers per channel kind with :func:`register_closed_form`, checked against
@@ -76,6 +80,7 @@ from .ipldp import IPLDPResult, check_ipldp
 from .ldp import LDPResult, check_ldp, ldp_epsilon
 from .lip import LIPResult, check_lip, lip_epsilon
 from .mip import MIPResult, check_mip, mutual_information
+from .profile import PrivacyProfile, privacy_profile
 from .uldp import ULDPResult, check_uldp
 
 __all__ = [
@@ -118,6 +123,8 @@ __all__ = [
     "LIPResult",
     "check_lip",
     "lip_epsilon",
+    "PrivacyProfile",
+    "privacy_profile",
     "MIPResult",
     "check_mip",
     "mutual_information",

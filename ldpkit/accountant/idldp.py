@@ -335,12 +335,15 @@ def id_ldp_scale(ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min"
     For the built-in rules (positively homogeneous: ``r(s e1, s e2) = s r(e1, e2)``) this is
     ``max_{x != x'} L(x, x') / r(eps_x, eps_x')``; ``inf`` if some ``L`` is unbounded.
     With ``r="min"`` the channel is E-MinID-LDP exactly when ``id_ldp_scale <= 1``.
+    An entry ``inf`` in ``budgets`` marks an item without a budget (a non-sensitive item of
+    IPRR): a pair whose rule value is ``inf`` is unconstrained, so under ``"min"`` only pairs
+    of two such items are free.
 
     ID-LDP chapter, :prf:ref:`def-minidldp`.
     """
     ch = as_channel(ch)
     d = require_pairs(ch)
-    e = check_budget_vector(budgets, d)
+    e = check_budget_vector(budgets, d, allow_inf=True)
     if not isinstance(r, str):
         raise ArgumentTypeError(
             f"id_ldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}"
@@ -349,7 +352,7 @@ def id_ldp_scale(ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min"
         raise ValueError(f"id_ldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}")
     best = 0.0
     for L, A, _X, _XP, _Y in _blocks(ch, e, PAIR_RULES[r], "auto"):
-        valid = L > -np.inf
+        valid = (L > -np.inf) & np.isfinite(A)
         if np.any(valid):
             best = max(best, float(np.max(L[valid] / A[valid])))
     return best
