@@ -267,7 +267,7 @@ class IPRR(ItemReportOracle):
 
         Users' items are i.i.d. from ``p`` (the paper's model), so each report is i.i.d. with
         probabilities ``m = S (p + r)`` and ``n m_hat`` is multinomial.  (Given fixed counts
-        ``c = n p``, :meth:`IPRR.variance` is smaller by the variance of the empirical input
+        ``c = n p``, the method ``variance`` is smaller by the variance of the empirical input
         distribution; both are exact for their model.)
         """
         pv = check_distribution(p, self.d, "p")
