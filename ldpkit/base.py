@@ -37,7 +37,7 @@ from .accountant import Guarantee
 from .channels import Channel
 from .reports import Provenance, check_source
 
-__all__ = ["FrequencyOracle", "SupportOracle", "ItemReportOracle", "pure_estimate", "pure_variance"]
+__all__ = ["FrequencyOracle", "SupportOracle", "ItemReportOracle", "item_report_mle", "pure_estimate", "pure_variance"]
 
 
 class FrequencyOracle(abc.ABC):
@@ -166,15 +166,26 @@ class FrequencyOracle(abc.ABC):
         expands the counts into users and runs the per-user path.
         """
         counts = check_counts(counts, self.d)
+        n = int(counts.sum())
+        support = self.simulate_support(counts, rng, trials)
+        if trials is None:
+            return self.estimate_from_support(support, n)
+        return np.stack([self.estimate_from_support(row, n) for row in support])
+
+    def simulate_support(self, counts: ArrayLike, rng: RNGLike = None, trials: int | None = None) -> np.ndarray:
+        """Sample the support counts (what :meth:`aggregate` returns) from the true counts.
+
+        For estimators other than the unbiased one (maximum likelihood, Norm-Sub of the
+        support) that need the aggregate rather than the estimate.  Shapes and exactness as
+        in :meth:`simulate`, which is :meth:`estimate_from_support` applied to these.
+        """
+        counts = check_counts(counts, self.d)
         if trials is not None:
             trials = check_positive_int(trials, "trials", maximum=MAX_USERS)
         gen = as_generator(rng)
-        n = int(counts.sum())
-        reps = 1 if trials is None else trials
-        out = np.empty((reps, self.d))
-        for t in range(reps):
-            out[t] = self.estimate_from_support(self._simulate_support(counts, gen), n)
-        return out[0] if trials is None else out
+        if trials is None:
+            return self._simulate_support(counts, gen)
+        return np.stack([self._simulate_support(counts, gen) for _ in range(trials)])
 
     def mse(self, counts: ArrayLike) -> float:
         """Exact total MSE ``sum_i Var(c_hat_i)`` of the unbiased estimator (counts scale)."""
@@ -281,6 +292,56 @@ class SupportOracle(FrequencyOracle):
         return _variance_formula(check_counts(counts, self.d).astype(float), self.p_support, self.q_support)
 
 
+def item_report_mle(output_counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:
+    """Exact maximum-likelihood input distribution for a pure protocol whose reports are items.
+
+    A user holding ``x`` reports ``y`` with probability ``p_y`` if ``y = x`` and ``q_y``
+    otherwise (GRR, uRR, IPRR), so reports are i.i.d. with probabilities
+    ``m_y = q_y + (p_y - q_y) f_y`` for input distribution ``f``.  The log-likelihood
+    ``sum_y n_y log m_y`` is separable and concave in ``f`` on the simplex; its KKT
+    conditions give ``f_y = max(0, n_y / lam - c_y)`` with ``c_y = q_y / (p_y - q_y)`` and
+    ``lam`` fixed by ``sum f = 1`` (water-filling), found exactly by sorting in
+    ``O(d log d)``.  Derived and checked against EM in the IPLDP chapter
+    (:ref:`sec-ipldp-mle`).
+
+    Parameters
+    ----------
+    output_counts
+        Report counts ``n_y`` (non-negative integers, not all zero).
+    p, q
+        Per-item probabilities of reporting ``y`` when holding ``y`` and when holding another
+        item, ``0 <= q_y < p_y <= 1``.
+
+    Examples
+    --------
+    >>> from ldpkit.base import item_report_mle
+    >>> item_report_mle([60, 40, 0], [2/3] * 3, [1/6] * 3).round(4).tolist()   # GRR-like
+    [0.6667, 0.3333, 0.0]
+    """
+    m = check_counts(output_counts, name="output_counts").astype(float)
+    pv, qv = _support_probabilities(p, q, m.size)
+    if np.any(pv < qv):
+        k = int(np.flatnonzero(pv < qv)[0])
+        raise ValueError(f"item_report_mle needs p > q for every item; p < q at item {k}")
+    n = m.sum()
+    c = qv / (pv - qv)
+    # f_y(lam) = max(0, n_y/lam - c_y) decreases in lam, so sum_y f_y(lam) = 1 has one root.
+    # Items never reported get f_y = 0; sort the others by their breakpoint n_y / c_y.
+    pos = m > 0
+    if not np.any(c[pos] > 0):
+        return m / n
+    with np.errstate(divide="ignore"):
+        brk = np.where(c > 0, m / np.where(c > 0, c, 1.0), np.inf)
+    idx = np.flatnonzero(pos)[np.argsort(-brk[pos], kind="stable")]
+    # with the first j items active, lam = N_j / (1 + C_j); valid while below their breakpoints
+    lam_j = np.cumsum(m[idx]) / (1.0 + np.cumsum(c[idx]))
+    valid = lam_j < brk[idx] * (1 + 1e-15)
+    lam = lam_j[int(np.flatnonzero(valid)[-1]) if np.any(valid) else 0]
+    f = np.maximum(0.0, m / lam - c)
+    f[~pos] = 0.0
+    return f / f.sum()
+
+
 class ItemReportOracle(SupportOracle):
     """A pure protocol whose report is a single item (GRR, uRR): support = the reported item.
 
@@ -302,3 +363,10 @@ class ItemReportOracle(SupportOracle):
     def output_index(self, reports: Any) -> np.ndarray:
         """Reports are items, and the channel's outputs are the items in index order."""
         return check_items(reports, self.d, "reports")
+
+    def mle(self, output_counts: ArrayLike) -> np.ndarray:
+        """Exact maximum-likelihood input distribution from report counts (:func:`item_report_mle`).
+
+        ``output_counts`` are the counts of :meth:`aggregate` (or of :meth:`simulate_support`).
+        """
+        return item_report_mle(output_counts, self.p_support, self.q_support)
