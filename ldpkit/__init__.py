@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._rng import RNGLike, as_generator
 from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
-from .channels import Channel, ExplicitChannel, UnaryChannel
+from .channels import Channel, ExplicitChannel, HadamardChannel, UnaryChannel
 from .channel_oracle import ChannelOracle
 from .accountant import Guarantee
 from .reports import ItemReports, Provenance
@@ -16,6 +16,7 @@ from ._validation import ArgumentTypeError
 from .grr import GRR
 from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
 from .olh import OLH, HashedReports
+from .hadamard import FHR, HR, PairReports
 from .padding import ItemSets, PaddingSampling, as_itemsets
 from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
@@ -39,6 +40,7 @@ __all__ = [
     "Channel",
     "ExplicitChannel",
     "UnaryChannel",
+    "HadamardChannel",
     "GRR",
     "OUE",
     "RAPPOR",
@@ -46,6 +48,9 @@ __all__ = [
     "UnaryReports",
     "OLH",
     "HashedReports",
+    "HR",
+    "FHR",
+    "PairReports",
     "URR",
     "IPRR",
     "IDUE",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -32,7 +33,15 @@ from ._validation import (
     check_probability,
 )
 
-__all__ = ["Channel", "ExplicitChannel", "UnaryChannel", "product_channel", "random_channel", "mix_with_uniform"]
+__all__ = [
+    "Channel",
+    "ExplicitChannel",
+    "UnaryChannel",
+    "HadamardChannel",
+    "product_channel",
+    "random_channel",
+    "mix_with_uniform",
+]
 
 _ROW_SUM_TOL = 1e-9
 
@@ -269,6 +278,143 @@ class UnaryChannel(Channel):
                     f"({np.finfo(float).tiny:.3g})"
                 )
         return ExplicitChannel(probs, output_labels=tuple(map(tuple, outputs.astype(int))))
+
+
+#: largest ``n_inputs * n_outputs`` that :meth:`HadamardChannel.to_explicit` materialises
+MAX_HADAMARD_EXPLICIT_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class HadamardChannel(Channel):
+    """Structured channel of the Hadamard mechanisms (:mod:`ldpkit.hadamard`): HR and FHR.
+
+    Input ``x`` (``0 <= x < d``) is encoded as row ``x + 1`` of the Sylvester Hadamard matrix
+    ``H_K`` (``H_K[r, k] = (-1)^popcount(r & k)``; row 0, all ones, is skipped), whose
+    positions split into ``P(x) = {k : H_K[x+1, k] = +1}`` and ``N(x)`` (``K/2`` each).
+
+    * ``paired=False`` (Hadamard Response): the output is one position ``y`` in ``[0, K)``
+      with ``P(y | x) = 2p/K`` on ``P(x)`` and ``2q/K`` on ``N(x)``.
+    * ``paired=True`` (FHR): the output is an ordered pair ``(a, z)`` of distinct positions
+      (the position holding ``+1`` and the one holding ``-1``), with
+      ``P((a, z) | x) = 4p/K^2`` if ``a in P(x), z in N(x)``, ``4q/K^2`` if ``a in N(x), z in P(x)``
+      and 0 if ``a`` and ``z`` lie on the same side of row ``x + 1``.  Outputs are indexed
+      ``a (K - 1) + z - [z > a]``.
+
+    ``q = 1 - p`` is passed separately so that a tiny ``q`` (``e^-eps`` scale) is stored
+    exactly.  The closed forms of the accountant (:mod:`ldpkit.accountant.ldp`,
+    :mod:`ldpkit.accountant.fldp`) never enumerate the ``K`` or ``K(K-1)`` outputs
+    (forthcoming FLDP chapter (planned label ``thm-fhr-fldp``)).
+
+    Examples
+    --------
+    >>> import math
+    >>> from ldpkit.channels import HadamardChannel
+    >>> p = math.e / (1 + math.e)
+    >>> hr = HadamardChannel(3, 4, p, 1 - p)
+    >>> hr.n_outputs, round(hr.ldp_epsilon(), 6)             # log(p / q) = eps = 1
+    (4, 1.0)
+    >>> fhr = HadamardChannel(3, 4, p, 1 - p, paired=True)
+    >>> fhr.kind, fhr.n_outputs, fhr.ldp_epsilon()           # outputs impossible under some input
+    ('hadamard', 12, inf)
+    >>> fhr.to_explicit().matrix.sum(axis=1).round(12).tolist()
+    [1.0, 1.0, 1.0]
+    """
+
+    d: int
+    K: int
+    p: float
+    q: float
+    paired: bool = False
+
+    kind: ClassVar[str] = "hadamard"
+
+    def __post_init__(self) -> None:
+        k = check_positive_int(self.K, "K", minimum=2)
+        if k & (k - 1):
+            raise ValueError(f"K must be a power of two, got {k}")
+        d = check_positive_int(self.d, "d", maximum=k - 1)
+        p = check_probability(self.p, "p")
+        q = check_probability(self.q, "q")
+        if abs(p + q - 1.0) > _ROW_SUM_TOL:
+            raise ValueError(f"p and q must sum to 1, got p={p!r} and q={q!r}")
+        if not isinstance(self.paired, (bool, np.bool_)):
+            raise ArgumentTypeError(f"paired must be a bool, got {self.paired!r}")
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "K", k)
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "paired", bool(self.paired))
+
+    @property
+    def n_inputs(self) -> int:
+        return self.d
+
+    @property
+    def n_outputs(self) -> int:
+        """``K`` positions (HR) or ``K (K - 1)`` ordered pairs of distinct positions (FHR)."""
+        return self.K * (self.K - 1) if self.paired else self.K
+
+    def log_ratio(self) -> float:
+        """``|log p - log q|`` (``inf`` when exactly one of them is 0): the ratio of the two kinds of output."""
+        if self.p == self.q:
+            return 0.0
+        if min(self.p, self.q) == 0.0:
+            return math.inf
+        return abs(math.log(self.p) - math.log(self.q))
+
+    def column_sums(self) -> np.ndarray:
+        """``sum_{r=1..d} H_K[r, w]`` for every column ``w``: one Walsh-Hadamard transform, ``O(K log K)``.
+
+        ``(d - sums[w]) / 2`` rows have ``-1`` in column ``w`` (the FLDP closed form's hiding fraction).
+        """
+        out = np.zeros(self.K, dtype=np.int64)
+        out[1 : self.d + 1] = 1
+        h = 1
+        while h < self.K:
+            blocks = out.reshape(-1, 2, h)
+            out = np.stack((blocks[:, 0] + blocks[:, 1], blocks[:, 0] - blocks[:, 1]), axis=1).reshape(-1)
+            h *= 2
+        return out
+
+    def pairwise_log_ratio(self) -> np.ndarray:
+        """Closed form: every pair of distinct inputs has the same loss.
+
+        HR: any two rows ``x + 1 != x' + 1`` differ at ``K/4`` positions in each direction, so
+        the loss is :meth:`log_ratio`.  FHR: some output of ``x`` has ``a, z`` on the same side
+        of row ``x' + 1`` (impossible under ``x'``), so the loss is ``inf``.
+        """
+        value = math.inf if self.paired else self.log_ratio()
+        out = np.full((self.d, self.d), value)
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    def ldp_epsilon(self) -> float:
+        """The tight LDP epsilon without forming the ``d x d`` matrix."""
+        if self.d < 2:
+            return 0.0
+        return math.inf if self.paired else self.log_ratio()
+
+    def to_explicit(self, max_cells: int = MAX_HADAMARD_EXPLICIT_CELLS) -> ExplicitChannel:
+        """The ``d x n_outputs`` matrix (only for ``d * n_outputs <= max_cells``)."""
+        cells = self.d * self.n_outputs
+        if cells > max_cells:
+            raise ValueError(f"the Hadamard channel has d * n_outputs = {cells} cells, above max_cells={max_cells}")
+        k = self.K
+        rows = np.arange(1, self.d + 1, dtype=np.int64)[:, None]
+        sign = 1 - 2 * (np.bitwise_count(rows & np.arange(k, dtype=np.int64)[None, :]) & 1).astype(np.int64)
+        scale = 4.0 / (k * k) if self.paired else 2.0 / k
+        low = self.q * scale
+        if 0.0 < min(self.p, self.q) and min(self.p, self.q) * scale < np.finfo(float).tiny:
+            raise ValueError(
+                f"enumerating the Hadamard channel underflows double precision: probability "
+                f"{min(self.p, self.q)!r} * {scale!r} is below the smallest normal double ({np.finfo(float).tiny:.3g})"
+            )
+        if not self.paired:
+            return ExplicitChannel(np.where(sign > 0, self.p * scale, low))
+        a, z = np.nonzero(~np.eye(k, dtype=bool))  # row-major: index a (K - 1) + z - [z > a]
+        sa, sz = sign[:, a], sign[:, z]
+        mat = np.where((sa > 0) & (sz < 0), self.p * scale, np.where((sa < 0) & (sz > 0), low, 0.0))
+        return ExplicitChannel(mat, output_labels=tuple(zip(a.tolist(), z.tolist())))
 
 
 def _safe_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

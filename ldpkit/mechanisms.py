@@ -139,6 +139,18 @@ def _olh() -> Sequence[Any]:
     return (OLH(5, 1.0), OLH(4, 0.5, g=3))
 
 
+def _hr() -> Sequence[Any]:
+    from .hadamard import HR
+
+    return (HR(3, 0.5), HR(5, 1.0), HR(4, 3.0))
+
+
+def _fhr() -> Sequence[Any]:
+    from .hadamard import FHR
+
+    return (FHR(3, 0.5), FHR(5, 1.0), FHR(4, 3.0))
+
+
 def _urr() -> Sequence[Any]:
     from .urr import URR
 
@@ -185,6 +197,8 @@ register_mechanism(MechanismSpec("RAPPOR", "erlingsson2014rappor", _rappor, desc
 register_mechanism(MechanismSpec("OUE", "wang2017locally", _oue, description="optimised unary encoding"))
 register_mechanism(MechanismSpec("UE", "wang2017locally", _unary, description="unary encoding with per-item bits"))
 register_mechanism(MechanismSpec("OLH", "wang2017locally", _olh, description="optimised local hashing"))
+register_mechanism(MechanismSpec("HR", "acharya2019hadamard", _hr, description="Hadamard Response (basic, K outputs)"))
+register_mechanism(MechanismSpec("FHR", "zhao2022fldp", _fhr, description="flexible Hadamard response (FLDP)"))
 register_mechanism(MechanismSpec("uRR", "murakami2019utility", _urr, description="utility-optimised randomised response"))
 register_mechanism(MechanismSpec("IPRR", "li2023ipldp", _iprr, description="item-oriented personalised randomised response"))
 register_mechanism(MechanismSpec("IDUE", "gu2020idldp", _idue, description="input-discriminative unary encoding"))

@@ -168,6 +168,11 @@ FACTORIES: tuple[Factory, ...] = (
     Factory("OLH", lambda e: OLH(4, e), EPS_MIN, EPS_MAX, "hashed", verify_max=5.0, cheap=False,
             variants=(("OLH(d=5)", lambda: OLH(5, 1.0)),)),
     Factory("OLH(g=3)", lambda e: OLH(4, e, g=3), EPS_MIN, EPS_MAX, "hashed"),
+    Factory("HR", lambda e: ldpkit.HR(4, e), EPS_MIN, EPS_MAX, "item",
+            variants=(("HR(d=5)", lambda: ldpkit.HR(5, 1.0)),)),
+    # FHR reports are (plus, minus) position pairs: a report family of their own
+    Factory("FHR", lambda e: ldpkit.FHR(4, e), EPS_MIN, EPS_MAX, "pair",
+            variants=(("FHR(d=5)", lambda: ldpkit.FHR(5, 1.0)),)),
     Factory("URR", lambda e: URR(4, e, [0, 1]), EPS_MIN, EPS_MAX, "item",
             variants=(("URR(sensitive=[0, 2])", lambda: URR(4, 1.0, [0, 2])),)),
     Factory("IPRR", lambda e: IPRR([e, e, math.inf]), EPS_MIN, EPS_MAX, "item", eps_arg="budgets",
@@ -1142,7 +1147,7 @@ def test_every_registered_family_has_a_factory_row() -> None:
 
     covered = {"GRR": "GRR", "RAPPOR": "RAPPOR", "OUE": "OUE", "UE": "UnaryEncoding", "OLH": "OLH", "uRR": "URR",
                "IDUE": "IDUE-opt0", "PS": "OUE-PS", "IDUE-PS": "IDUE-PS", "Channel": "ChannelOracle",
-               "IPRR": "IPRR"}
+               "IPRR": "IPRR", "HR": "HR", "FHR": "FHR"}
     for spec in registered_mechanisms():
         assert spec.name in covered and covered[spec.name] in FACTORY_BY_NAME, (
             f"mechanism family {spec.name!r} has no row in FACTORIES"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_positive_real, check_probability
-from ..channels import ExplicitChannel, UnaryChannel
+from ..channels import ExplicitChannel, HadamardChannel, UnaryChannel
 from ._core import (
     ChannelLike,
     MAX_ENUM_CELLS,
@@ -165,6 +165,29 @@ def _fldp_unary(ch: UnaryChannel) -> FLDPParameters:
     if eps <= 0.0:
         eps, rx, rxp = 0.0, 0, 1
     return FLDPParameters(frac, (fx, fxp), float(eps), (rx, rxp), hiding)
+
+
+@register_closed_form("fldp", HadamardChannel)
+def _fldp_hadamard(ch: HadamardChannel) -> FLDPParameters | object:
+    """FLDP parameters of the Hadamard channels without enumerating their outputs (``0 < p, q``).
+
+    For two distinct rows each sign pattern of ``(H[r, k], H[r', k])`` occurs at ``K/4``
+    positions.  HR: every position is an output of every item, so the fraction is 1 and the
+    ratio ``|log p/q|``.  FHR: ``|R_x| = K^2/2`` ordered pairs ``(a, z)`` with ``a, z`` on
+    opposite sides of row ``x``; those also on opposite sides of row ``x'`` number
+    ``4 (K/4)^2 = K^2/4``, so the fraction is ``1/2`` for every pair; among them, ``a`` on the
+    ``+1`` side of ``x`` and the ``-1`` side of ``x'`` gives the ratio ``p/q``, the reverse
+    ``q/p``.  The hiding fraction of FHR: output ``(a, z)`` is produced by the rows with
+    ``H[r, a XOR z] = -1``, counted for every ``w = a XOR z`` by one Walsh-Hadamard transform
+    of the indicator of rows ``1..d``.  Forthcoming FLDP chapter (planned label ``thm-fhr-fldp``).
+    """
+    if min(ch.p, ch.q) <= 0.0:
+        return NotImplemented
+    eps = ch.log_ratio()
+    if not ch.paired:
+        return FLDPParameters(1.0, (0, 1), eps, (0, 1), 1.0)
+    producers = (ch.d - ch.column_sums()[1:]) // 2  # rows with H[r, w] = -1, for w = 1..K-1
+    return FLDPParameters(0.5, (0, 1), eps, (0, 1), float(producers.min() / ch.d))
 
 
 def fldp_parameters(ch: ChannelLike) -> FLDPParameters:

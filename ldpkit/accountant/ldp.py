@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_positive_real
-from ..channels import ExplicitChannel, UnaryChannel
+from ..channels import ExplicitChannel, HadamardChannel, UnaryChannel
 from ._core import ChannelLike, CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
 
 __all__ = ["LDPResult", "check_ldp", "ldp_epsilon", "top2_max_sum"]
@@ -91,6 +91,18 @@ def _ldp_unary(ch: UnaryChannel) -> tuple[float, tuple[int, ...], int | None]:
         return 0.0, (), None
     value, x, xp = top2_max_sum(u, v)
     return max(0.0, value), (x, xp), None
+
+
+@register_closed_form("ldp", HadamardChannel)
+def _ldp_hadamard(ch: HadamardChannel) -> tuple[float, tuple[int, ...], int | None]:
+    """HR: ``|log p/q|`` (every two rows differ in both directions); FHR: ``inf`` (outputs one row cannot produce).
+
+    Closed form of :meth:`~ldpkit.channels.HadamardChannel.pairwise_log_ratio`; agrees with
+    enumeration for small ``K`` (``tests/test_hadamard.py``).
+    """
+    if ch.n_inputs < 2:
+        return 0.0, (), None
+    return ch.ldp_epsilon(), (0, 1), None
 
 
 def ldp_epsilon(ch: ChannelLike) -> float:
