@@ -367,6 +367,6 @@ class ItemReportOracle(SupportOracle):
     def mle(self, output_counts: ArrayLike) -> np.ndarray:
         """Exact maximum-likelihood input distribution from report counts (:func:`item_report_mle`).
 
-        ``output_counts`` are the counts of :meth:`aggregate` (or of :meth:`simulate_support`).
+        ``output_counts`` are the counts of :meth:`aggregate` (or of :meth:`~ldpkit.base.FrequencyOracle.simulate_support`).
         """
         return item_report_mle(output_counts, self.p_support, self.q_support)

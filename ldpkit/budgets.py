@@ -7,8 +7,8 @@
 * IPLDP :cite:`li2023ipldp` ranks items by their counts, declares the most frequent fraction
   ``NR`` non-sensitive and splits the rest into ``LC`` levels with budgets evenly spaced on
   ``[eps_min, eps_max]``, frequent items getting larger budgets: :func:`ipldp_levels`.  The
-  five experiments of its Table 2 are transcribed in :data:`IPLDP_EXPERIMENTS`.  Forthcoming
-  IPLDP chapter (planned label ``sec-ipldp-levels``).
+  five experiments of its Table 2 are transcribed in :data:`IPLDP_EXPERIMENTS`.  IPLDP
+  experiments chapter, :ref:`sec-ipldp-levels`.
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def ipldp_levels(counts: ArrayLike, nr: float, lc: int, eps_min: float, eps_max:
     once ``NR`` exceeds 0.8 on Zipf refers to that 0.1 grid (``NR = 0.9`` leaves 2 items); for
     ``0.8 < NR < 0.85`` flooring still leaves 4.
 
-    Forthcoming IPLDP chapter (planned label ``sec-ipldp-levels``).
+    IPLDP experiments chapter, :ref:`sec-ipldp-levels` (with the paper's worked example).
 
     Parameters
     ----------

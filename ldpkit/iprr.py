@@ -16,12 +16,14 @@ S (1 + r_y) = q_y`` because ``1 - S = S sum r``.)  Hence IPRR is a pure protocol
 ``p_y = q_y``, ``q_y = qbar_y`` (``p_y - q_y = S`` for every item), the paper's empirical
 estimator (12), ``p_hat_x = m_hat_x / S - r_x``, is the pure estimator, sampling and exact
 aggregate-level simulation are those of GRR with a non-uniform second stage, and the
-maximum-likelihood estimate has a closed form (:meth:`IPRR.mle`).
+maximum-likelihood estimate has a closed form (:meth:`~ldpkit.base.ItemReportOracle.mle`).
 
 The unconventional feature the paper points out: smaller budgets make the honest answer *more*
 likely relative to the others (``q_y / qbar_y = e^{eps_y}`` while ``qbar_y`` grows with
-``r_y``).  Whether the paper's comparisons are at equal privacy is examined in the forthcoming
-IPLDP chapter (planned label ``def-ipldp``).
+``r_y``).  The IPLDP chapter derives all of this (:prf:ref:`def-ipldp`, :prf:ref:`def-iprr`,
+:prf:ref:`thm-iprr-ipldp`) and corrects the paper's loss formulas where they are wrong
+(:ref:`sec-ipldp-losses`); whether the paper's comparisons are at equal privacy is discussed
+in :ref:`sec-ipldp-minid` and in the experiments chapter.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from ._validation import (
     real_array,
 )
 from .accountant import Guarantee
-from .base import ItemReportOracle
+from .base import ItemReportOracle, item_report_mle
 from .channels import ExplicitChannel
 from .reports import ItemReports
 
@@ -114,7 +116,8 @@ def mle_keep_or_resample(output_counts: ArrayLike, keep: float, pi: ArrayLike) -
     ``sum_y m_y log q_y`` is separable and concave in ``p`` on the simplex, so its KKT
     conditions give ``p_y = max(0, m_y / lam - c_y)`` with ``c_y = (1 - keep) pi_y / keep``
     and ``lam`` fixed by ``sum p = 1`` (water-filling): found exactly by sorting, ``O(k log k)``
-    (checked against EM in the forthcoming IPLDP chapter (planned label ``sec-ipldp-mle``)).
+    (derived and checked against EM in the IPLDP chapter, :ref:`sec-ipldp-mle`).  This is
+    :func:`ldpkit.base.item_report_mle` written in the keep-or-resample parameters.
 
     Parameters
     ----------
@@ -131,32 +134,15 @@ def mle_keep_or_resample(output_counts: ArrayLike, keep: float, pi: ArrayLike) -
     >>> mle_keep_or_resample([60, 40, 0], 0.5, [1/3, 1/3, 1/3]).round(4).tolist()
     [0.6667, 0.3333, 0.0]
     """
-    m = check_counts(output_counts, name="output_counts").astype(float)
+    m = check_counts(output_counts, name="output_counts")
     pi_arr = check_distribution(pi, m.size, "pi")
     keep = float(keep)
     if not 0.0 < keep <= 1.0:
         raise ValueError(f"keep must lie in (0, 1], got {keep!r}")
-    c = (1.0 - keep) * pi_arr / keep
-    n = m.sum()
-    # p_y(lam) = max(0, m_y/lam - c_y) is decreasing in lam; sum_y p_y(lam) = 1 has one root.
-    # Items with m_y = 0 get p_y = 0.  Sort the others by the breakpoint lam_y = m_y / c_y.
-    pos = m > 0
-    if not np.any(c[pos] > 0):
-        return m / n
-    with np.errstate(divide="ignore"):
-        brk = np.where(c > 0, m / np.where(c > 0, c, 1.0), np.inf)
-    order = np.argsort(-brk[pos])  # largest breakpoint first: those items stay positive longest
-    idx = np.flatnonzero(pos)[order]
-    M = np.cumsum(m[idx])
-    Cs = np.cumsum(c[idx])
-    # with the first j items active: lam = M_j / (1 + C_j); valid when it is below their breakpoints
-    lam_j = M / (1.0 + Cs)
-    valid = lam_j < brk[idx] * (1 + 1e-15)
-    j = int(np.flatnonzero(valid)[-1]) if np.any(valid) else 0
-    lam = lam_j[j]
-    p = np.maximum(0.0, m / lam - c)
-    p[~pos] = 0.0
-    return p / p.sum()
+    # the item-report form: p_y = keep + (1 - keep) pi_y, q_y = (1 - keep) pi_y, so that
+    # c_y = q_y / (p_y - q_y) = (1 - keep) pi_y / keep
+    q = (1.0 - keep) * pi_arr
+    return item_report_mle(m, keep + q, q)
 
 
 class IPRR(ItemReportOracle):
@@ -258,12 +244,8 @@ class IPRR(ItemReportOracle):
         return out
 
     # ------------------------------------------------------------------ estimation
-    def mle(self, output_counts: ArrayLike) -> np.ndarray:
-        """Exact maximum-likelihood input distribution (closed form, :func:`mle_keep_or_resample`)."""
-        return mle_keep_or_resample(output_counts, self.S, self.pi)
-
     def expected_l2_loss(self, p: ArrayLike, n: int) -> float:
-        """The paper's eq. (13): ``E l2 = (1/n) sum_x (p_x + r_x)(1/S - p_x - r_x)``.
+        """The paper's eq. (13): ``E l2 = (1/n) sum_x (p_x + r_x)(1/S - p_x - r_x)`` (:prf:ref:`thm-ipldp-losses`).
 
         Users' items are i.i.d. from ``p`` (the paper's model), so each report is i.i.d. with
         probabilities ``m = S (p + r)`` and ``n m_hat`` is multinomial.  (Given fixed counts
@@ -276,14 +258,20 @@ class IPRR(ItemReportOracle):
         return float(f.sum() / n)
 
     def expected_l1_loss(self, p: ArrayLike, n: int) -> float:
-        """The paper's eq. (14), the large-``n`` limit: ``sqrt(2/(n pi)) sum_x sqrt((p_x + r_x)(1/S - p_x - r_x))``."""
+        """The paper's eq. (14), the large-``n`` limit: ``sqrt(2/(n pi)) sum_x sqrt((p_x + r_x)(1/S - p_x - r_x))``.
+
+        Asymptotic (:prf:ref:`thm-ipldp-losses`): the ratio to the exact expected ``l1`` loss tends to 1.
+        """
         pv = check_distribution(p, self.d, "p")
         n = check_positive_int(n, "n")
         f = (pv + self.r) * (1.0 / self.S - (pv + self.r))
         return float(math.sqrt(2.0 / (n * math.pi)) * np.sqrt(np.maximum(f, 0.0)).sum())
 
     def worst_case_distribution(self) -> np.ndarray:
-        """The paper's Lemma 2: ``p*_x = max(0, T - r_x)`` with ``T`` fixed by ``sum p* = 1`` (water-filling on ``r``)."""
+        """The paper's Lemma 2: ``p*_x = max(0, T - r_x)`` with ``T`` fixed by ``sum p* = 1`` (water-filling on ``r``).
+
+        It maximises both expected losses over the simplex (:prf:ref:`lem-ipldp-worst`).
+        """
         r = self.r
         order = np.argsort(r, kind="stable")
         cs = np.cumsum(r[order])
@@ -292,4 +280,7 @@ class IPRR(ItemReportOracle):
         ok = T > r[order]  # the first k smallest r all below the level
         j = int(np.flatnonzero(ok)[-1])
         level = float(T[j])
-        return np.maximum(0.0, level - r)
+        p = np.maximum(0.0, level - r)
+        # renormalise and clip: rounding can leave a lone support point at 1 + 2e-16, which
+        # the loss functions (rightly) reject as a probability
+        return np.minimum(p / p.sum(), 1.0)

@@ -3,8 +3,8 @@
 Murakami and Kawamoto (USENIX Security 2019, :cite:`murakami2019utility`) split the domain
 into sensitive items ``X_S`` (``d_S = |X_S| >= 1``) and non-sensitive items ``X_N``.  ULDP asks
 for the LDP ratio bound only on *protected* outputs and lets the other outputs reveal a
-non-sensitive input.  To be derived in the forthcoming IPLDP chapter (planned labels
-``def-uldp``, ``eq-urr`` and ``thm-urr-uldp``); the estimator is the pure-protocol one
+non-sensitive input.  Derived in the IPLDP chapter (:prf:ref:`def-uldp`, :eq:`eq-urr` and
+:prf:ref:`thm-urr-uldp`); the estimator is the pure-protocol one
 (Foundations chapter, :prf:ref:`thm-pure-variance`).
 
 With ``D = d_S + e^eps - 1`` the channel is

@@ -128,3 +128,19 @@ def test_id_ldp_scale_accepts_inf_only_where_documented() -> None:
     with pytest.raises(ValueError, match="finite positive"):
         check_minid_ldp(GRR(3, 1.0), [1.0, math.inf, 1.0])
     assert accountant.id_ldp_scale(GRR(3, 1.0), [math.inf] * 3) == 0.0
+
+
+def test_uldp_of_random_unary_channels_is_ldp_without_enumeration() -> None:
+    from ldpkit import OUE, UnaryChannel
+    from ldpkit.accountant import ldp_epsilon as ldp_eps
+
+    small = UnaryChannel(np.array([0.6, 0.7, 0.55]), np.array([0.2, 0.3, 0.25]))
+    for sens in ([0], [0, 2], [0, 1, 2]):
+        closed = check_uldp(small, 1.0, sens)
+        enum = check_uldp(small.to_explicit(), 1.0, sens)
+        assert closed.protected is None and len(enum.protected) == 8
+        assert closed.uldp_epsilon == pytest.approx(enum.uldp_epsilon, rel=1e-12)
+        assert closed.satisfied == enum.satisfied
+    big = OUE(200, 1.0)  # 2**200 outputs: only the closed form can answer
+    prof = privacy_profile(big, budgets=np.full(200, 1.0))
+    assert prof.uldp_epsilon == pytest.approx(ldp_eps(big)) and prof.minid_scale == pytest.approx(1.0)

@@ -6,10 +6,10 @@ exposing ``.channel()``.  Each notion is its own module:
 * :mod:`~ldpkit.accountant.ldp` -- standard LDP (Foundations chapter, :prf:ref:`def-ldp`);
 * :mod:`~ldpkit.accountant.idldp` -- ID-LDP with any pair rule, and MinID-LDP (Gu et al.,
   Definitions 2-3, Lemma 1; ID-LDP chapter, :prf:ref:`def-idldp`, :prf:ref:`def-minidldp`);
-* :mod:`~ldpkit.accountant.ipldp` -- IPLDP (Li et al., Definition 3; forthcoming IPLDP chapter
-  (planned label ``def-ipldp``));
-* :mod:`~ldpkit.accountant.uldp` -- ULDP (Murakami and Kawamoto, Definition 2; forthcoming IPLDP
-  chapter (planned label ``def-uldp``));
+* :mod:`~ldpkit.accountant.ipldp` -- IPLDP (Li et al., Definition 3; IPLDP chapter,
+  :prf:ref:`def-ipldp`);
+* :mod:`~ldpkit.accountant.uldp` -- ULDP (Murakami and Kawamoto, Definition 2; IPLDP
+  chapter, :prf:ref:`def-uldp`);
 * :mod:`~ldpkit.accountant.lip` and :mod:`~ldpkit.accountant.mip` -- LIP and MIP (Jiang,
   Li, Tandon, Definitions 2-3; forthcoming LIP chapter (planned labels ``def-lip`` and ``def-mip``));
 * :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose

@@ -1,8 +1,9 @@
 """IPLDP: item-oriented personalised LDP (Li, Zhu, Zhang, Xie, Definition 3).
 
-Bibtex ``li2023ipldp`` and ``li2023ipldppreprint``; forthcoming IPLDP chapter (planned label
-``def-ipldp``).  The channel is square (output ``j`` means "reported item ``j``"); sensitive
-outputs carry a ratio bound, non-sensitive outputs must reveal their own input.
+Bibtex ``li2023ipldp`` and ``li2023ipldppreprint``; IPLDP chapter, :prf:ref:`def-ipldp`, which
+settles the reading of the garbled condition (4) implemented here.  The channel is square
+(output ``j`` means "reported item ``j``"); sensitive outputs carry a ratio bound, non-sensitive
+outputs must reveal their own input.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IP
 
     Notes
     -----
-    Forthcoming IPLDP chapter (planned label ``def-ipldp``).  Cost ``O(d^2)`` (column-wise max/min).
+    IPLDP chapter, :prf:ref:`def-ipldp`.  Cost ``O(d^2)`` (column-wise max/min).
     """
     ch = as_channel(ch)
     d = require_pairs(ch)

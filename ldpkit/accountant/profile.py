@@ -2,13 +2,13 @@
 
 Papers compare mechanisms that satisfy *different* notions (IPRR under IPLDP, KRR under LDP,
 uRR under ULDP, IDUE under MinID-LDP).  Whether such a comparison is at equal privacy is a
-question about each channel under each notion, which :func:`privacy_profile` answers from
+question about each channel under each notion, which :func:`~ldpkit.accountant.privacy_profile` answers from
 the channel alone: the tightest standard-LDP epsilon, the smallest scale ``s`` such that the
 channel is ``(s E)``-MinID-LDP for a given budget vector ``E``, whether it is ``(D_S,
 E)``-IPLDP, the smallest ULDP epsilon for a given sensitive set, and the tightest LIP epsilon
 under a stated prior.  Each value comes from the notion's own module (closed form or exact
-enumeration), so the profile adds no accounting of its own.  Used in the forthcoming IPLDP
-chapter (planned label ``sec-ipldp-equal-privacy``).
+enumeration), so the profile adds no accounting of its own.  IPLDP experiments chapter,
+:ref:`sec-ipldp-equal-privacy`.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def privacy_profile(
         Channel or mechanism with ``.channel()``.
     budgets
         Per-item budget vector ``E`` of length ``d``; ``inf`` marks a non-sensitive item
-        (the convention of :class:`~ldpkit.IPRR`).  Enables ``minid_scale`` and the IPLDP
+        (the convention of :class:`~ldpkit.iprr.IPRR`).  Enables ``minid_scale`` and the IPLDP
         check, and, when ``sensitive`` is not given, sets the sensitive items to those with a
         finite budget.
     sensitive

@@ -14,19 +14,19 @@ When ``Y_P`` is not given, the accountant takes the smallest admissible one: an 
 invertible exactly when a single input produces it and that input is non-sensitive (any other
 output would break condition 1), and protected otherwise.  Moving an output from ``Y_I`` to
 ``Y_P`` can only add constraints, so this choice decides whether *some* ``Y_P`` works.
-Forthcoming IPLDP chapter (planned label ``def-uldp``), where uRR is derived.
+IPLDP chapter, :prf:ref:`def-uldp`, where uRR is derived (:eq:`eq-urr`, :prf:ref:`thm-urr-uldp`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import ArgumentTypeError, check_positive_real
-from ..channels import ExplicitChannel
+from ..channels import ExplicitChannel, UnaryChannel
 from ._core import (
     ChannelLike,
     CheckResult,
@@ -39,6 +39,7 @@ from ._core import (
     within,
 )
 from .ipldp import sensitive_indices
+from .ldp import ldp_epsilon
 
 __all__ = ["ULDPResult", "check_uldp"]
 
@@ -55,7 +56,8 @@ class ULDPResult(CheckResult):
         The largest log-ratio ``log Q(y|x)/Q(y|x')`` over protected outputs and all pairs
         (the smallest budget condition 2 allows); ``0`` when no output is protected.
     protected
-        Indices of the protected outputs used.
+        Indices of the protected outputs used; ``None`` means every output (structured
+        channels whose outputs are too many to list, all of them protected).
     invertibility_violations
         Up to 20 outputs of ``Y_I`` that break condition 1.
     n_invertibility_violations
@@ -73,7 +75,7 @@ class ULDPResult(CheckResult):
 
     epsilon: float
     uldp_epsilon: float
-    protected: tuple[int, ...]
+    protected: tuple[int, ...] | None
     invertibility_violations: tuple[int, ...]
     n_invertibility_violations: int
 
@@ -137,6 +139,32 @@ def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, prote
         protected=tuple(int(j) for j in np.flatnonzero(prot)),
         invertibility_violations=tuple(int(j) for j in bad_inv[:20]),
         n_invertibility_violations=int(bad_inv.size),
+    )
+
+
+@register_closed_form("uldp", UnaryChannel)
+def _uldp_unary(ch: UnaryChannel, sens_mask: np.ndarray, eps: float, protected: ArrayLike) -> Any:
+    """Unary channels whose bits are all random (``0 < a, b < 1``), with ``Y_P`` left to the accountant.
+
+    Every output then has positive probability under every input, so no output can be
+    invertible: the smallest admissible ``Y_P`` is every output and ULDP is LDP on all of
+    them, whatever the sensitive set.  Other unary channels return ``NotImplemented``
+    (enumerated when small).
+    """
+    a, b = ch.a, ch.b
+    if protected is not None or not np.all((a > 0) & (a < 1) & (b > 0) & (b < 1)):
+        return NotImplemented
+    value = ldp_epsilon(ch)
+    return ULDPResult(
+        satisfied=bool(within(value, eps)),
+        slack=eps - value,
+        worst_inputs=(),
+        worst_output=None,
+        epsilon=eps,
+        uldp_epsilon=value,
+        protected=None,
+        invertibility_violations=(),
+        n_invertibility_violations=0,
     )
 
 

@@ -2,13 +2,14 @@
 
 Three layers:
 
-* protocols (:mod:`ldpkit.experiments.idldp`): one paper's evaluation section as functions that
-  rerun it with the aggregate-level simulators of the mechanisms and return ``pandas`` data
-  frames (one row per setting and repeat);
+* protocols (:mod:`ldpkit.experiments.idldp`, :mod:`ldpkit.experiments.ipldp`): one paper's
+  evaluation section as functions that rerun it with the aggregate-level simulators of the
+  mechanisms and return ``pandas`` data frames (one row per setting and repeat);
 * the figure registry (:mod:`ldpkit.experiments.registry`): each figure or table the book
   reproduces is an :class:`Experiment` with a compute and a draw function and a default
   :class:`RunConfig`; :func:`run` runs one by id.  Each paper family registers its experiments
-  from its own module (:mod:`ldpkit.experiments.idldp_figures`), imported here;
+  from its own module (:mod:`ldpkit.experiments.idldp_figures`,
+  :mod:`ldpkit.experiments.ipldp_figures`), imported here;
 * :class:`RunConfig` (:mod:`ldpkit.experiments.config`): repeats, seed, data scale and progress
   of a run, validated once.
 
@@ -24,8 +25,8 @@ Examples
 
 from __future__ import annotations
 
-# idldp_figures is a paper family: importing it registers its experiments
-from . import config, downloads, idldp, idldp_figures, registry
+# idldp_figures and ipldp_figures are paper families: importing them registers their experiments
+from . import config, downloads, idldp, idldp_figures, ipldp, ipldp_figures, registry
 from .config import RunConfig, subsample
 from .downloads import csv_download_html
 from .registry import (
@@ -52,6 +53,8 @@ __all__ = [
     "get",
     "idldp",
     "idldp_figures",
+    "ipldp",
+    "ipldp_figures",
     "ids",
     "list_experiments",
     "register",

@@ -1,0 +1,417 @@
+"""Tables 1-2 and Figs. 2-4 of the IPLDP paper (``li2023ipldp``): data, drawing and registration.
+
+Each table or figure of Sec. 7 of the paper is one registered
+:class:`~ldpkit.experiments.Experiment` (ids ``ipldp-table1``, ``ipldp-table2`` and
+``ipldp-fig2`` to ``ipldp-fig4``) with a ``compute_*`` function (runs the protocol of
+:mod:`ldpkit.experiments.ipldp` and returns an :class:`~ldpkit.experiments.ExperimentData`)
+and a ``draw_*`` function (a matplotlib figure created without ``pyplot``).  The IPLDP
+experiments chapter of the book (:ref:`ipldp-experiments`) runs them through
+:func:`ldpkit.experiments.run`.
+
+Data.  ``Zipf`` is :func:`ldpkit.datasets.synthetic.zipf_items` (``n = 100,000``, 20 items,
+exponent 2 as the paper says) drawn from ``numpy.random.default_rng(DATA_SEED)``.
+``Kosarak`` follows the paper's reduction: one uniformly random item per user (generator
+``default_rng([DATA_SEED, 1])``), then only the users whose item is among the
+:data:`KOSARAK_ITEMS` most frequent such items are kept.  With the full FIMI file this gives
+the real dataset.  Offline only a prefix of the file exists, so the data are a **stand-in**
+labelled ``"Kosarak (stand-in)"``: the same reduction applied to the Kosarak prefix, then
+:data:`KOSARAK_USERS` users (Table 1's count) drawn i.i.d. from the reduced prefix's item
+distribution (generator ``default_rng([DATA_SEED, 2])``).  A run's ``seed`` changes only the
+mechanisms' randomness and the user samples, never the data; ``scale < 1`` keeps a seeded
+subsample of each dataset (:func:`~ldpkit.experiments.subsample` with the generator
+``default_rng([DATA_SEED, 11])`` for Zipf and ``default_rng([DATA_SEED, 12])`` for Kosarak).
+Dataset ``i`` of a figure (Zipf first) runs with the seed ``seed + i`` (Figs. 2 and 4:
+``seed + 10 i + k`` for experiment ``#k``).
+
+Drawing follows the ID-LDP figures (:mod:`ldpkit.experiments.idldp_figures`): width
+:data:`~ldpkit.experiments.idldp_figures.FIG_WIDTH`, at most two panels per row, fonts of
+:data:`~ldpkit.experiments.idldp_figures.STYLE`; exact expected losses are lines drawn over
+open circles of the simulated unbiased estimator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import numpy as np
+
+from .. import datasets as _datasets
+from ..budgets import IPLDP_EXPERIMENTS
+from ..datasets.containers import SingleItemData
+from . import idldp_figures as _id_figs
+from . import ipldp as _protocol
+from .config import RunConfig, subsample
+from .idldp import SolutionCache
+from .registry import Experiment, ExperimentData, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    import matplotlib.axes
+    import matplotlib.figure
+    import pandas as pd
+
+_Draw = TypeVar("_Draw", bound=Callable[..., Any])
+
+__all__ = [
+    "COLORS",
+    "DATA_SEED",
+    "DEFAULT_SEEDS",
+    "KOSARAK",
+    "KOSARAK_ITEMS",
+    "KOSARAK_USERS",
+    "NR_GRIDS",
+    "PAPER",
+    "REPEATS",
+    "SR_GRID",
+    "SR_GRID_FIG4",
+    "ZIPF",
+    "compute_fig2",
+    "compute_fig3",
+    "compute_fig4",
+    "compute_table1",
+    "compute_table2",
+    "draw_fig2",
+    "draw_fig3",
+    "draw_fig4",
+    "draw_losses",
+    "load_dataset",
+    "prefix_reduction",
+    "summary",
+]
+
+#: bibtex key of the paper
+PAPER = "li2023ipldp"
+#: seed of the data (the synthetic draw and the Kosarak reduction and stand-in)
+DATA_SEED = 20230601
+#: repeats per setting, the paper's "one hundred repeated experiments"
+REPEATS = 100
+#: name of the Zipf data in ``Experiment.datasets``
+ZIPF = "synthetic.zipf_items"
+#: name of the Kosarak data in ``Experiment.datasets``
+KOSARAK = "kosarak"
+#: items kept by the paper's Kosarak filter (Table 1)
+KOSARAK_ITEMS = 100
+#: users of the paper's reduced Kosarak (Table 1); the stand-in's size
+KOSARAK_USERS = 646_510
+#: sample ratios of experiments #1-#3 (Table 2 gives the range 0.2-1.0, not the step)
+SR_GRID = (0.2, 0.4, 0.6, 0.8, 1.0)
+#: sample ratios of experiment #5 (range 0.1-1.0)
+SR_GRID_FIG4 = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: non-sensitive ratios of experiment #4 per dataset label name (Table 2 with its footnote)
+NR_GRIDS: Mapping[str, tuple[float, ...]] = MappingProxyType({
+    ZIPF: (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+    KOSARAK: (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+})
+_STREAMS = {ZIPF: 1, KOSARAK: 2}
+
+#: run seed of each experiment in the book (per-dataset offsets are in the module docstring)
+DEFAULT_SEEDS: Mapping[str, int] = MappingProxyType({
+    "ipldp-table1": DATA_SEED,
+    "ipldp-table2": DATA_SEED,
+    "ipldp-fig2": DATA_SEED + 2,
+    "ipldp-fig3": DATA_SEED + 4,
+    "ipldp-fig4": DATA_SEED + 6,
+})
+
+#: colours of the mechanisms, shared by every figure
+COLORS = {"IPRR": "C3", "KRR": "C0", "URR": "C1", "KRR-emax": "C9", "URR-emax": "C5", "IDUE-opt0": "C2",
+          "IDUE-opt1": "C4", "IDUE-opt2": "C6"}
+_MSE_LABEL = "MSE (counts$^2$ / user)"
+_RE_LABEL = "RE (sum over items)"
+_EST_STYLE = {"NS": ("--", "s"), "MLE": (":", "^")}
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _zipf() -> SingleItemData:
+    return _datasets.synthetic.zipf_items(n=100_000, m=20, alpha=2.0, rng=np.random.default_rng(DATA_SEED))
+
+
+def _reduce(data: Any, items: int) -> SingleItemData:
+    """The paper's Kosarak reduction: a random item per user, then the top ``items`` items only."""
+    single = data.random_items(rng=np.random.default_rng([DATA_SEED, 1]))
+    counts = single.counts()
+    top = np.lexsort((np.arange(counts.size), -counts))[:items]
+    index = np.full(counts.size, -1, dtype=np.int64)
+    index[np.sort(top)] = np.arange(items)
+    kept = index[single.items]
+    keep = kept >= 0
+    note = (f"IPLDP reduction: one random item per user, then only users whose item is among the "
+            f"{items} most frequent ({int(keep.sum()):,} of {single.n:,} users kept)")
+    return dataclasses.replace(single, items=kept[keep], vocabulary=single.vocabulary[np.sort(top)],
+                               notes=(*single.notes, note))
+
+
+@functools.lru_cache(maxsize=2)
+def _kosarak() -> SingleItemData:
+    if _datasets.available(KOSARAK):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _datasets.StandInWarning)
+            return _reduce(_datasets.load(KOSARAK, source="auto", rng=DATA_SEED), KOSARAK_ITEMS)
+    prefix = _reduce(_datasets.load_kosarak_prefix(), KOSARAK_ITEMS)
+    gen = np.random.default_rng([DATA_SEED, 2])
+    items = gen.choice(KOSARAK_ITEMS, size=KOSARAK_USERS, p=prefix.counts() / prefix.n)
+    return SingleItemData(
+        items=items.astype(np.int64), vocabulary=prefix.vocabulary, name="Kosarak",
+        source=f"stand-in built from {prefix.source}", is_standin=True,
+        notes=(*prefix.notes, f"stand-in: full Kosarak unavailable; {KOSARAK_USERS:,} users drawn i.i.d. from the "
+               f"reduced prefix's item distribution ({prefix.n:,} prefix users)"),
+    )
+
+
+def prefix_reduction() -> SingleItemData:
+    """The paper's reduction applied to the Kosarak prefix alone (what the stand-in resamples)."""
+    return _reduce(_datasets.load_kosarak_prefix(), KOSARAK_ITEMS)
+
+
+def load_dataset(name: str, scale: float = 1.0) -> SingleItemData:
+    """``"synthetic.zipf_items"`` or ``"kosarak"`` (real or stand-in, see the module docstring), at ``scale``."""
+    if name not in _STREAMS:
+        raise ValueError(f"unknown IPLDP dataset {name!r}; choose from {', '.join(_STREAMS)}")
+    RunConfig(scale=scale)  # validates scale
+    data = _zipf() if name == ZIPF else _kosarak()
+    return subsample(data, scale, rng=np.random.default_rng([DATA_SEED, 10 + _STREAMS[name]]))
+
+
+def _result(named: Mapping[str, SingleItemData], parts: Mapping[str, pd.DataFrame], **meta: Any) -> ExperimentData:
+    import pandas as pd
+
+    labels = {name: data.label for name, data in named.items()}
+    standins = tuple(name for name, data in named.items() if data.is_standin)
+    frames = [frame.assign(dataset=label)[["dataset", *frame.columns]] for label, frame in parts.items()]
+    return ExperimentData(pd.concat(frames, ignore_index=True), labels=labels, standins=standins, parts=parts,
+                          meta={**meta, "n": {d.label: d.n for d in named.values()},
+                                "items": {d.label: d.m for d in named.values()}})
+
+
+def summary(frame: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
+    """Mean over repeats of ``mse``, ``re`` and ``mse_theory`` with the std. error of ``mse``.
+
+    Grouped by ``by`` (e.g. ``["experiment", "sr"]``), mechanism and estimator.
+    """
+    keys = [*([by] if isinstance(by, str) else by), "mechanism", "estimator"]
+    grouped = frame.groupby(keys, sort=False)
+    out = grouped[["mse", "re", "mse_theory"]].mean()
+    out["mse_se"] = grouped["mse"].std(ddof=1) / np.sqrt(grouped["mse"].count())
+    return out
+
+
+# --------------------------------------------------------------------------- compute
+
+
+def compute_table1(config: RunConfig) -> ExperimentData:
+    """Table 1: users and items of the paper beside this build's (``repeats``, ``seed`` unused)."""
+    import pandas as pd
+
+    named = {name: load_dataset(name, config.scale) for name in (ZIPF, KOSARAK)}
+    table = pd.DataFrame({
+        "dataset": [d.label for d in named.values()],
+        "paper users": [100_000, 646_510],
+        "paper items": [20, 100],
+        "users": [d.n for d in named.values()],
+        "items": [d.m for d in named.values()],
+        "items with a zero count": [int((d.counts() == 0).sum()) for d in named.values()],
+    }, index=["Zipf", "Kosarak"])
+    return ExperimentData(table, labels={k: d.label for k, d in named.items()},
+                          standins=tuple(k for k, d in named.items() if d.is_standin),
+                          meta={"notes": {d.label: d.notes for d in named.values()}})
+
+
+def compute_table2(config: RunConfig) -> ExperimentData:
+    """Table 2: the paper's settings (:data:`ldpkit.budgets.IPLDP_EXPERIMENTS`) and the grids used here."""
+    import pandas as pd
+
+    def rng(value: Any) -> str:
+        return f"{value[0]:.1f}-{value[1]:.1f}" if isinstance(value, tuple) else f"{value:.1f}"
+
+    grids = {1: SR_GRID, 2: SR_GRID, 3: SR_GRID, 5: SR_GRID_FIG4}
+    rows = []
+    for ex in IPLDP_EXPERIMENTS:
+        rows.append({
+            "#": ex.number, "compared with": ", ".join(ex.compared_with), "eps_min": ex.eps_min,
+            "eps_max": ex.eps_max, "LC": ex.lc, "NR (Zipf)": rng(ex.nr_zipf), "NR (Kosarak)": rng(ex.nr_kosarak),
+            "SR": rng(ex.sr),
+            "grid used here": (_grid_text(grids[ex.number]) if ex.number in grids
+                               else "NR over each range, step 0.1"),
+        })
+    return ExperimentData(pd.DataFrame(rows).set_index("#"), labels={})
+
+
+def _grid_text(grid: Sequence[float]) -> str:
+    return f"SR {grid[0]:.1f} to {grid[-1]:.1f}, step {grid[1] - grid[0]:.1f}"
+
+
+def _sr_runs(config: RunConfig, numbers: Sequence[int], srs: Sequence[float], mechanisms: Sequence[str],
+             cache: SolutionCache | None) -> ExperimentData:
+    named = {name: load_dataset(name, config.scale) for name in (ZIPF, KOSARAK)}
+    base = config.replace(scale=1.0)
+    cache = SolutionCache() if cache is None else cache
+    parts = {}
+    for i, data in enumerate(named.values()):
+        frames = []
+        for number in numbers:
+            ex = IPLDP_EXPERIMENTS[number - 1]
+            nr = ex.nr("Zipf" if data.name == "Zipf" else "Kosarak")
+            frame = _protocol.run_sample_ratio(
+                data.counts(), srs, eps_min=ex.eps_min, eps_max=ex.eps_max, lc=ex.lc, nr=float(cast(float, nr)),
+                mechanisms=mechanisms, config=base.offset_seed(10 * i + number), cache=cache)
+            frames.append(frame.assign(experiment=number)[["experiment", *frame.columns]])
+        import pandas as pd
+
+        parts[data.label] = pd.concat(frames, ignore_index=True)
+    return _result(named, parts, srs=tuple(srs), experiments=tuple(numbers))
+
+
+def compute_fig2(config: RunConfig, *, cache: SolutionCache | None = None) -> ExperimentData:
+    """Fig. 2 (experiments #1-#3): IPRR, KRR and uRR against ``SR``, Zipf and Kosarak."""
+    return _sr_runs(config, (1, 2, 3), SR_GRID, ("IPRR", "KRR", "URR"), cache)
+
+
+def compute_fig3(config: RunConfig) -> ExperimentData:
+    """Fig. 3 (experiment #4): IPRR and uRR against ``NR`` at ``SR = 1``."""
+    named = {name: load_dataset(name, config.scale) for name in (ZIPF, KOSARAK)}
+    ex = IPLDP_EXPERIMENTS[3]
+    base = config.replace(scale=1.0)
+    parts = {
+        data.label: _protocol.run_nonsensitive_ratio(
+            data.counts(), NR_GRIDS[name], eps_min=ex.eps_min, eps_max=ex.eps_max, lc=ex.lc,
+            sr=float(cast(float, ex.sr)), config=base.offset_seed(i))
+        for i, (name, data) in enumerate(named.items())
+    }
+    return _result(named, parts, nrs={named[k].label: v for k, v in NR_GRIDS.items()})
+
+
+def compute_fig4(config: RunConfig, *, cache: SolutionCache | None = None) -> ExperimentData:
+    """Fig. 4 (experiment #5): IPRR against IDUE (opt0, opt1, opt2) over ``SR``, ``NR = 0``."""
+    return _sr_runs(config, (5,), SR_GRID_FIG4, ("IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2"), cache)
+
+
+# --------------------------------------------------------------------------- draw
+
+
+def _styled(draw: _Draw) -> _Draw:
+    @functools.wraps(draw)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+
+        with matplotlib.rc_context(cast(Any, dict(_id_figs.STYLE))):
+            return draw(*args, **kwargs)
+
+    return cast(_Draw, wrapper)
+
+
+def _figure(nrows: int, ncols: int, height: float) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
+    import matplotlib.figure
+
+    fig = matplotlib.figure.Figure(figsize=(_id_figs.FIG_WIDTH, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, [ax for row in axes for ax in row]
+
+
+def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: str) -> list[str]:
+    """Into ``ax``: ``metric`` against ``x`` per mechanism, NS dashed and MLE dotted.
+
+    For ``metric == "mse"`` also the unbiased estimator: simulation as open circles and its
+    exact expectation as a solid line over them.  Returns the mechanisms drawn.
+    """
+    mechanisms = list(dict.fromkeys(frame["mechanism"]))
+    means = frame.groupby([x, "mechanism", "estimator"])[[metric, "mse_theory"]].mean()
+    for mech in mechanisms:
+        color = COLORS[mech]
+        for est, (ls, marker) in _EST_STYLE.items():
+            s = means.xs((mech, est), level=("mechanism", "estimator"))[metric]
+            ax.plot(s.index, s.values, ls=ls, marker=marker, ms=4, color=color, lw=1.3)
+        if metric == "mse":
+            emp = means.xs((mech, "empirical"), level=("mechanism", "estimator"))
+            ax.plot(emp.index, emp["mse"].values, ls="none", marker="o", ms=6, mfc="none", mew=1.1, color=color)
+            ax.plot(emp.index, emp["mse_theory"].values, "-", lw=1.4, color=color)
+    ax.set_yscale("log")
+    if metric == "re":
+        from matplotlib import ticker
+
+        class _Plain(ticker.LogFormatter):
+            def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+                return f"{x:g}"
+
+        ax.yaxis.set_major_formatter(_Plain())
+        ax.yaxis.set_minor_formatter(_Plain(minor_thresholds=(1, 0.4)))
+    return mechanisms
+
+
+def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], with_theory: bool = True) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=COLORS[m], lw=2.5, label=m) for m in mechanisms]
+    handles += [Line2D([], [], color="0.35", ls="--", marker="s", ms=4, label="NS"),
+                Line2D([], [], color="0.35", ls=":", marker="^", ms=4, label="MLE")]
+    if with_theory:
+        handles += [Line2D([], [], color="0.35", ls="none", marker="o", mfc="none", label="empirical, simulated"),
+                    Line2D([], [], color="0.35", lw=1.4, label="empirical, exact")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False)
+
+
+@_styled
+def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
+    """MSE against ``SR``: one row per experiment (#1-#3), Zipf left and Kosarak right."""
+    numbers = data.meta["experiments"]
+    fig, axes = _figure(len(numbers), 2, 2.6 * len(numbers) + 0.9)
+    mechanisms: list[str] = []
+    for col, (label, frame) in enumerate(data.parts.items()):
+        for row, number in enumerate(numbers):
+            ax = axes[2 * row + col]
+            ex = IPLDP_EXPERIMENTS[number - 1]
+            mechanisms = draw_losses(ax, frame[frame["experiment"] == number], "sr", "mse")
+            ax.set_title(rf"#{number} {label}, $\varepsilon$ {ex.eps_min:g}-{ex.eps_max:g}")
+            ax.set_xlabel("sample ratio SR (fraction of users)")
+            ax.set_ylabel(_MSE_LABEL)
+    _legend(fig, mechanisms)
+    return fig
+
+
+def _metric_grid(data: ExperimentData, x: str, xlabel: str) -> matplotlib.figure.Figure:
+    fig, axes = _figure(len(data.parts), 2, 2.9 * len(data.parts) + 0.9)
+    mechanisms: list[str] = []
+    for j, (label, frame) in enumerate(data.parts.items()):
+        for k, metric in enumerate(("mse", "re")):
+            ax = axes[2 * j + k]
+            mechanisms = draw_losses(ax, frame, x, metric)
+            ax.set(xlabel=xlabel, ylabel=_MSE_LABEL if metric == "mse" else _RE_LABEL,
+                   title=f"{label}: {metric.upper()}")
+    _legend(fig, mechanisms)
+    return fig
+
+
+@_styled
+def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
+    """MSE and RE against ``NR`` (experiment #4), one row per dataset."""
+    return _metric_grid(data, "nr", "non-sensitive ratio NR (fraction of items)")
+
+
+@_styled
+def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
+    """MSE and RE against ``SR`` for IPRR and IDUE (experiment #5), one row per dataset."""
+    return _metric_grid(data, "sr", "sample ratio SR (fraction of users)")
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _defaults(experiment_id: str) -> RunConfig:
+    return RunConfig(repeats=REPEATS, seed=DEFAULT_SEEDS[experiment_id], scale=1.0)
+
+
+register(Experiment("ipldp-table1", "Datasets: users and items against the paper", PAPER, "Table 1", "table",
+                    (ZIPF, KOSARAK), compute_table1, None, _defaults("ipldp-table1"), "sec-ipldp-table1"))
+register(Experiment("ipldp-table2", "Parameter settings of experiments #1-#5", PAPER, "Table 2", "table", (),
+                    compute_table2, None, _defaults("ipldp-table2"), "sec-ipldp-table2"))
+register(Experiment("ipldp-fig2", "IPRR, KRR and uRR against the sample ratio (#1-#3)", PAPER, "Fig. 2",
+                    "figure", (ZIPF, KOSARAK), compute_fig2, draw_fig2, _defaults("ipldp-fig2"), "sec-ipldp-fig2"))
+register(Experiment("ipldp-fig3", "IPRR and uRR against the non-sensitive ratio (#4)", PAPER, "Fig. 3",
+                    "figure", (ZIPF, KOSARAK), compute_fig3, draw_fig3, _defaults("ipldp-fig3"), "sec-ipldp-fig3"))
+register(Experiment("ipldp-fig4", "IPRR against IDUE opt0, opt1, opt2 (#5)", PAPER, "Fig. 4", "figure",
+                    (ZIPF, KOSARAK), compute_fig4, draw_fig4, _defaults("ipldp-fig4"), "sec-ipldp-fig4"))
