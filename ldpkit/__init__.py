@@ -20,8 +20,9 @@ from .hadamard import FHR, HR, PairReports
 from .padding import ItemSets, PaddingSampling, as_itemsets
 from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
+from .lip import BinaryRR
 from .iprr import IPRR
-from . import accountant, budgets, claims, datasets, idue, metrics, postprocess
+from . import accountant, budgets, claims, datasets, idue, lip, metrics, postprocess
 
 __version__ = "0.1.0"
 
@@ -52,6 +53,7 @@ __all__ = [
     "FHR",
     "PairReports",
     "URR",
+    "BinaryRR",
     "IPRR",
     "IDUE",
     "IDUEPS",
@@ -72,4 +74,5 @@ __all__ = [
     "claims",
     "metrics",
     "postprocess",
+    "lip",
 ]

@@ -130,7 +130,7 @@ __all__ = [
     "sylvester",
 ]
 
-#: largest domain: ``K <= 2**24``, so the server's histogram and transform stay below 128 MB
+#: the largest domain, with ``K <= 2**24`` so the server's histogram and transform stay below 128 MB
 MAX_HADAMARD_D = (1 << 24) - 1
 
 #: largest order :func:`sylvester` materialises densely (for tests and small examples)
@@ -469,12 +469,12 @@ class FHR(FrequencyOracle):
 
     @property
     def epsilon(self) -> float:
-        """Standard LDP epsilon: ``inf`` (some output of each item is impossible under another)."""
+        """The standard-LDP epsilon, ``inf`` (some output of each item is impossible under another)."""
         return math.inf
 
     @property
     def fldp_epsilon(self) -> float:
-        """The FLDP budget: the ratio bound ``e^eps`` on the outputs two items share."""
+        """The FLDP budget, the ratio bound ``e^eps`` on the outputs two items share."""
         return self._epsilon
 
     def __repr__(self) -> str:

@@ -183,6 +183,13 @@ def _idue_ps() -> Sequence[Any]:
     return (idue_ps([0.5, 1.0, 1.0], 2), idue_ps([1.0, 2.0], 1, model="opt1"))
 
 
+def _lip() -> Sequence[Any]:
+    from .lip import BinaryRR, optimal_kary_lip, optimal_ldp, optimal_lip
+
+    return (BinaryRR(0.1, 0.3, prior=0.2), optimal_lip(0.05, 2.0).mechanism(), optimal_ldp(0.5, 0.5).mechanism(),
+            optimal_kary_lip([0.5, 0.3, 0.2], 1.0).oracle())
+
+
 def _channel() -> Sequence[Any]:
     from .channel_oracle import ChannelOracle
 
@@ -204,4 +211,6 @@ register_mechanism(MechanismSpec("IPRR", "li2023ipldp", _iprr, description="item
 register_mechanism(MechanismSpec("IDUE", "gu2020idldp", _idue, description="input-discriminative unary encoding"))
 register_mechanism(MechanismSpec("PS", "wang2018locally", _padding, "itemsets", "Padding-and-Sampling around an LDP oracle"))
 register_mechanism(MechanismSpec("IDUE-PS", "gu2020idldp", _idue_ps, "itemsets", "IDUE inside Padding-and-Sampling"))
+register_mechanism(MechanismSpec("LIP", "jiang2018lip", _lip,
+                                 description="binary randomised response and optimal k-ary LIP channels"))
 register_mechanism(MechanismSpec("Channel", "kairouz2016discrete", _channel, description="any explicit finite channel"))

@@ -418,6 +418,44 @@ def test_proposition1_needs_natural_logarithms() -> None:
     assert not check_mip(grr, prior, 0.99 * mutual_information(grr, prior)).satisfied
 
 
+def test_mip_base_is_explicit_in_check_and_guarantee() -> None:
+    """check_mip and Guarantee("mip", ...) take the log base; nats by default, as Proposition 1 needs."""
+    from typing import Any
+
+    from ldpkit.accountant import Guarantee, verify
+
+    grr, prior = GRR(64, 6.0), np.full(64, 1 / 64)
+    nats, bits = mutual_information(grr, prior), mutual_information(grr, prior, base=2)
+    assert bits == pytest.approx(nats / math.log(2), rel=1e-12)
+    res = check_mip(grr, prior, 4.7, base=2)
+    assert res.satisfied and res.base == 2.0 and res.mutual_information == pytest.approx(bits)
+    assert res.slack == pytest.approx(4.7 - bits)
+    assert not check_mip(grr, prior, 4.6, base=2).satisfied and check_mip(grr, prior, 4.6).satisfied
+    assert check_mip(grr, prior, 4.6).base is None
+    with pytest.raises(ValueError, match="base"):
+        check_mip(grr, prior, 1.0, base=1)
+    with pytest.raises(ValueError, match="base"):
+        check_mip(grr, prior, 1.0, base="2")
+
+    class Declares:
+        def __init__(self, guarantees: list[Guarantee]) -> None:
+            self._g = guarantees
+
+        def channel(self) -> Any:
+            return grr.channel()
+
+        def guarantees(self) -> list[Guarantee]:
+            return self._g
+
+    assert verify(Declares([Guarantee("mip", prior=prior, epsilon=4.7, base=2)])).satisfied
+    assert not verify(Declares([Guarantee("mip", prior=prior, epsilon=4.6, base=2)])).satisfied
+    assert verify(Declares([Guarantee("mip", prior=prior, epsilon=4.6)])).satisfied
+    # and LIP under a prior is verified from its Guarantee record
+    lip = lip_epsilon(grr, prior)
+    assert verify(Declares([Guarantee("lip", prior=prior, epsilon=lip)])).satisfied
+    assert not verify(Declares([Guarantee("lip", prior=prior, epsilon=0.99 * lip)])).satisfied
+
+
 def test_mutual_information_known_values() -> None:
     prior = np.array([0.5, 0.25, 0.25])
     ident = ExplicitChannel(np.eye(3))

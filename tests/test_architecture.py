@@ -16,7 +16,7 @@ ROOT = REPO / "ldpkit"
 HELPERS = {"_rng", "_validation", "_sampling", "_solvers"}
 CORE = HELPERS | {"channels", "accountant", "reports"}
 ORACLES = CORE | {"base", "postprocess"}
-MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle"}
+MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip"}
 
 #: what each top-level unit may import from ldpkit (besides itself)
 ALLOWED: dict[str, set[str]] = {
@@ -37,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "unary": ORACLES,
     "olh": ORACLES,
     "hadamard": ORACLES,
+    "lip": ORACLES | {"channel_oracle"},
     "urr": ORACLES,
     "iprr": ORACLES,
     "padding": ORACLES,

@@ -73,6 +73,7 @@ from ldpkit.cli import main as cli_main
 from ldpkit.experiments import RunConfig
 from ldpkit.idue import IDUE_EPS_MAX, IDUE_EPS_MIN, idue_ps, oue_ps, rappor_ps
 from ldpkit.iprr import IPRR
+from ldpkit.lip import MAX_BINARY_EPS, BinaryRR, optimal_lip
 from ldpkit.olh import HashedReports
 from ldpkit.unary import RAPPOR_EPS_MAX, UnaryReports
 
@@ -141,7 +142,7 @@ class Factory:
     build: Callable[[float], Any]
     lo: float
     hi: float
-    reports: str  # report family: "item", "unary", "hashed" or "itemsets"
+    reports: str  # report family: "item", "unary", "hashed", "pair", "binary" or "itemsets"
     budget_range: bool = True
     refusal: str = r"supported range \[{lo:g}, {hi:g}\]"
     eps_arg: str = "epsilon"  # the argument a bad budget's message names
@@ -177,6 +178,9 @@ FACTORIES: tuple[Factory, ...] = (
             variants=(("URR(sensitive=[0, 2])", lambda: URR(4, 1.0, [0, 2])),)),
     Factory("IPRR", lambda e: IPRR([e, e, math.inf]), EPS_MIN, EPS_MAX, "item", eps_arg="budgets",
             scalar_budget=False, variants=(("IPRR([1, 2, inf])", lambda: IPRR([1.0, 2.0, math.inf])),)),
+    # binary randomised response: items {0, 1}, a report family of its own
+    Factory("BinaryRR-LIP", lambda e: optimal_lip(0.2, e).mechanism(), EPS_MIN, MAX_BINARY_EPS, "binary",
+            variants=(("BinaryRR(q0=0.1, q1=0.3)", lambda: BinaryRR(0.1, 0.3)),)),
     Factory("ChannelOracle", lambda e: ChannelOracle(grr_matrix(3, e)), EPS_MIN, EPS_MAX, "item",
             budget_range=False, refusal=r"rank 1 < 3 inputs"),
     Factory("IDUE-opt0", lambda e: IDUE([e, e, 1.0], model="opt0"), IDUE_EPS_MIN, IDUE_EPS_MAX, "unary",
@@ -822,7 +826,7 @@ PROVENANCE_REFUSAL = (
 def _sample_reports(mech: Any) -> Any:
     if isinstance(mech, PaddingSampling):
         return mech.perturb([[0], [1], [], [0, 1]], rng=0)
-    return mech.perturb([0, 1, 2, 1], rng=0)
+    return mech.perturb(np.array([0, 1, 2, 1]) % mech.d, rng=0)
 
 
 @lru_cache(maxsize=None)
@@ -1147,7 +1151,7 @@ def test_every_registered_family_has_a_factory_row() -> None:
 
     covered = {"GRR": "GRR", "RAPPOR": "RAPPOR", "OUE": "OUE", "UE": "UnaryEncoding", "OLH": "OLH", "uRR": "URR",
                "IDUE": "IDUE-opt0", "PS": "OUE-PS", "IDUE-PS": "IDUE-PS", "Channel": "ChannelOracle",
-               "IPRR": "IPRR", "HR": "HR", "FHR": "FHR"}
+               "IPRR": "IPRR", "HR": "HR", "FHR": "FHR", "LIP": "BinaryRR-LIP"}
     for spec in registered_mechanisms():
         assert spec.name in covered and covered[spec.name] in FACTORY_BY_NAME, (
             f"mechanism family {spec.name!r} has no row in FACTORIES"

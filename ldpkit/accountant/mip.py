@@ -35,20 +35,32 @@ __all__ = ["MIPResult", "check_mip", "mutual_information"]
 
 @dataclass(frozen=True, kw_only=True)
 class MIPResult(CheckResult):
-    """Outcome of an MIP check: ``I(X;Y) <= epsilon`` in nats (Definition 2 of Jiang et al.).
+    """Outcome of an MIP check: ``I(X;Y) <= epsilon`` (Definition 2 of Jiang et al.), in the unit of ``base``.
+
+    Attributes
+    ----------
+    mutual_information
+        ``I(X;Y)`` in the unit of :attr:`base` (nats when ``base`` is ``None``).
+    epsilon
+        The budget checked, in the same unit.
+    base
+        The logarithm base of both (``None``: natural logarithm, nats; ``2``: bits).
 
     Examples
     --------
     >>> from ldpkit import GRR, accountant
     >>> res = accountant.check_mip(GRR(3, 1.0), [1 / 3, 1 / 3, 1 / 3], 0.1)
-    >>> res.satisfied, round(res.mutual_information, 4)     # nats
-    (False, 0.1233)
+    >>> res.satisfied, round(res.mutual_information, 4), res.base     # nats
+    (False, 0.1233, None)
+    >>> round(accountant.check_mip(GRR(3, 1.0), [1 / 3, 1 / 3, 1 / 3], 0.2, base=2).mutual_information, 4)
+    0.1779
     """
 
     notion = "mip"
 
     mutual_information: float
     epsilon: float
+    base: float | None = None
 
 
 def _check_base(base: Any) -> float:
@@ -91,19 +103,26 @@ def mutual_information(ch: ChannelLike, prior: ArrayLike, base: float | None = N
     return float(dispatch("mip", ch, p, what="mutual information")) / scale
 
 
-def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> MIPResult:
-    """Check eps-MIP: ``I(X;Y) <= eps`` with ``I`` in nats (Definition 2 of Jiang et al.).
+def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float, base: float | None = None) -> MIPResult:
+    """Check eps-MIP: ``I(X;Y) <= eps`` (Definition 2 of Jiang et al.), both in the unit of ``base``.
+
+    ``base=None`` (the default) measures in nats, the unit in which Proposition 1 (eps-LIP implies
+    eps-MIP) holds; ``base=2`` measures in bits.  The paper leaves the base of its ``log``
+    unstated, so a guarantee must name it: ``Guarantee("mip", prior=..., epsilon=..., base=2)``.
 
     Forthcoming LIP chapter (planned label ``def-mip``).
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
     eps = check_positive_real(epsilon, "epsilon")
-    value = mutual_information(ch, p)
-    return MIPResult(satisfied=bool(within(value, eps)), mutual_information=value, epsilon=eps, slack=eps - value)
+    _check_base(base)
+    value = mutual_information(ch, p, base=base)
+    unit = None if base is None else float(base)
+    return MIPResult(satisfied=bool(within(value, eps)), mutual_information=value, epsilon=eps, slack=eps - value,
+                     base=unit)
 
 
 register_notion(
-    Notion("mip", check_mip, required=("prior", "epsilon"),
-           description="mutual-information privacy in nats (Jiang et al., def-mip)")
+    Notion("mip", check_mip, required=("prior", "epsilon"), optional=("base",),
+           description="mutual-information privacy, in nats unless a base is given (Jiang et al., def-mip)")
 )
