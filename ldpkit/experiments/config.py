@@ -26,7 +26,7 @@ from .._validation import ArgumentTypeError
 from ..datasets.containers import ItemSetData, SingleItemData
 from ..padding import ItemSets
 
-__all__ = ["RunConfig", "subsample"]
+__all__ = ["RunConfig", "check_mechanism_names", "check_run_config", "subsample"]
 
 
 #: most repeats a run accepts (the papers use 10; a sweep beyond this would run for days)
@@ -184,3 +184,34 @@ def subsample(data: SingleItemData | ItemSetData, scale: float, rng: Any) -> Sin
     positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]), dtype=np.int64)
     indices = sets.indices[positions].astype(np.int64, copy=False)
     return dataclasses.replace(data, sets=ItemSets(indices, offsets, sets.d), notes=(*data.notes, note))
+
+
+def check_run_config(config: RunConfig | None) -> RunConfig:
+    """The configuration of a run on data already selected: ``None`` means the default.
+
+    Runners that take datasets as arguments refuse ``scale != 1`` (the caller selects users
+    with :func:`subsample` first, so that every mechanism of a run sees the same users).
+    """
+    if config is None:
+        return RunConfig()
+    if not isinstance(config, RunConfig):
+        raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
+    if config.scale != 1.0:
+        raise ValueError(
+            f"config.scale = {config.scale!r} selects users of a dataset: subsample the data first "
+            "(ldpkit.experiments.subsample) and pass config.replace(scale=1.0)"
+        )
+    return config
+
+
+def check_mechanism_names(names: Any, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A non-empty sequence of mechanism names, each one of ``allowed``."""
+    if isinstance(names, str):
+        raise ValueError(f"mechanisms must be a sequence of names, got the string {names!r}")
+    out = tuple(names)
+    if not out:
+        raise ValueError("at least one mechanism is needed")
+    for name in out:
+        if name not in allowed:
+            raise ValueError(f"unknown mechanism {name!r}; choose from {allowed}")
+    return out

@@ -41,7 +41,7 @@ from ..base import FrequencyOracle
 from ..budgets import level_structure, random_levels
 from ..padding import ItemSets, PaddingSampling, as_itemsets
 from ..unary import OUE, RAPPOR
-from .config import RunConfig
+from .config import RunConfig, check_mechanism_names, check_run_config
 
 __all__ = [
     "DEFAULT_PROTOCOL",
@@ -158,36 +158,13 @@ def _check_ks(ks: Sequence[int], m: int) -> tuple[int, ...]:
     return tuple(int(k) for k in ks)
 
 
-def _check_names(names: Sequence[str], allowed: tuple[str, ...]) -> tuple[str, ...]:
-    names = tuple(names)
-    if not names:
-        raise ValueError("at least one mechanism is needed")
-    for name in names:
-        if name not in allowed:
-            raise ValueError(f"unknown mechanism {name!r}; choose from {allowed}")
-    return names
-
-
-def _check_config(config: RunConfig | None) -> RunConfig:
-    if config is None:
-        return RunConfig()
-    if not isinstance(config, RunConfig):
-        raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
-    if config.scale != 1.0:
-        raise ValueError(
-            f"config.scale = {config.scale!r} selects users of a dataset: subsample the data first "
-            "(ldpkit.experiments.subsample) and pass config.replace(scale=1.0)"
-        )
-    return config
-
-
 def _common_arguments(
     mechanisms: Sequence[str], allowed: tuple[str, ...], config: RunConfig | None, ks: Sequence[int], m: int,
     cache: SolutionCache | None,
 ) -> tuple[tuple[str, ...], RunConfig, tuple[int, ...], np.random.Generator, SolutionCache]:
     """Validate the arguments every protocol shares; normalise the generator and the cache."""
-    names = _check_names(mechanisms, allowed)
-    config = _check_config(config)
+    names = check_mechanism_names(mechanisms, allowed)
+    config = check_run_config(config)
     ks = _check_ks(ks, m)
     if cache is not None and not isinstance(cache, SolutionCache):
         raise ValueError(f"cache must be a SolutionCache or None, got {type(cache).__name__}")

@@ -59,7 +59,7 @@ from ..idue import IDUE
 from ..iprr import IPRR
 from ..postprocess import norm_sub
 from ..urr import URR
-from .config import RunConfig
+from .config import RunConfig, check_mechanism_names, check_run_config
 from .idldp import SolutionCache
 
 __all__ = [
@@ -163,31 +163,6 @@ def estimate_all(oracle: SupportOracle, counts: np.ndarray, gen: np.random.Gener
     return {"empirical": empirical, "NS": norm_sub(empirical, n), "MLE": mle}
 
 
-def _check_config(config: RunConfig | None) -> RunConfig:
-    if config is None:
-        return RunConfig()
-    if not isinstance(config, RunConfig):
-        raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
-    if config.scale != 1.0:
-        raise ValueError(
-            f"config.scale = {config.scale!r} selects users of a dataset: subsample the data first "
-            "(ldpkit.experiments.subsample) and pass config.replace(scale=1.0)"
-        )
-    return config
-
-
-def _check_names(names: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(names, str):
-        raise ValueError(f"mechanisms must be a sequence of names, got the string {names!r}")
-    out = tuple(names)
-    if not out:
-        raise ValueError("at least one mechanism is needed")
-    for name in out:
-        if name not in MECHANISMS:
-            raise ValueError(f"unknown mechanism {name!r}; choose from {MECHANISMS}")
-    return out
-
-
 def _check_grid(values: Iterable[float], name: str, low: float, low_open: bool) -> tuple[float, ...]:
     grid = tuple(float(v) for v in values)
     if not grid:
@@ -280,8 +255,8 @@ def run_sample_ratio(
     """
     counts = check_counts(counts)
     grid = _check_grid(srs, "srs", 0.0, True)
-    names = _check_names(mechanisms)
-    config = _check_config(config)
+    names = check_mechanism_names(mechanisms, MECHANISMS)
+    config = check_run_config(config)
     if cache is not None and not isinstance(cache, SolutionCache):
         raise ValueError(f"cache must be a SolutionCache or None, got {type(cache).__name__}")
     assignment = ipldp_levels(counts, nr, lc, eps_min, eps_max)
@@ -313,14 +288,14 @@ def run_nonsensitive_ratio(
     """
     counts = check_counts(counts)
     grid = _check_grid(nrs, "nrs", 0.0, False)
-    names = _check_names(mechanisms)
+    names = check_mechanism_names(mechanisms, MECHANISMS)
     if any(name.startswith("IDUE") for name in names):
         raise ValueError("IDUE has no non-sensitive items: experiment #4 compares IPRR, KRR and uRR only")
     sr = _check_grid([sr], "sr", 0.0, True)[0]
     check_positive_int(lc, "lc")
     check_epsilon(eps_min, "eps_min")
     check_epsilon(eps_max, "eps_max")
-    config = _check_config(config)
+    config = check_run_config(config)
     assignments: list[IPLDPAssignment] = [ipldp_levels(counts, nr, lc, eps_min, eps_max) for nr in grid]
     gen = as_generator(config.seed)
     users = max(1, round(sr * int(counts.sum())))
