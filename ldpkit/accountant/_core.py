@@ -69,12 +69,12 @@ class AccountingError(ValueError):
     >>> import numpy as np
     >>> from ldpkit import accountant
     >>> from ldpkit.channels import UnaryChannel
-    >>> big = UnaryChannel(np.full(30, 0.6), np.full(30, 0.3))   # no ULDP closed form, 2**30 outputs
+    >>> big = UnaryChannel(np.full(30, 1.0), np.full(30, 0.3))   # a deterministic bit, 2**30 outputs
     >>> try:
     ...     accountant.check_uldp(big, 1.0, sensitive=[0])
     ... except accountant.AccountingError as err:
     ...     print(err)  # doctest: +ELLIPSIS
-    ULDP: no closed form is registered for channel kind 'unary' (UnaryChannel), and exact enumeration ...
+    ULDP: no closed form applies to channel kind 'unary' (UnaryChannel), and exact enumeration ...
     """
 
 
@@ -209,7 +209,7 @@ def enumerate_channel(ch: Channel, what: str) -> ExplicitChannel:
     cells = int(ch.n_inputs) * int(ch.n_outputs)
     if cells > MAX_ENUM_CELLS:
         raise AccountingError(
-            f"{what}: no closed form is registered for channel kind {ch.kind!r} "
+            f"{what}: no closed form applies to channel kind {ch.kind!r} "
             f"({type(ch).__name__}), and exact enumeration of its {_size_text(ch)} exceeds "
             f"MAX_ENUM_CELLS={MAX_ENUM_CELLS:,} cells"
         )
