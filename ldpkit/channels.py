@@ -303,7 +303,7 @@ class HadamardChannel(Channel):
     ``q = 1 - p`` is passed separately so that a tiny ``q`` (``e^-eps`` scale) is stored
     exactly.  The closed forms of the accountant (:mod:`ldpkit.accountant.ldp`,
     :mod:`ldpkit.accountant.fldp`) never enumerate the ``K`` or ``K(K-1)`` outputs
-    (forthcoming FLDP chapter (planned label ``thm-fhr-fldp``)).
+    (FLDP chapter, :prf:ref:`thm-fhr-fldp`).
 
     Examples
     --------

@@ -68,8 +68,8 @@ item 6 are confirmed by enumeration in ``tests/test_hadamard.py``):
    standard LDP epsilon is infinite for every budget (an output with ``a, z`` on the same
    side of row ``x' + 1`` is impossible under ``x'``).
 
-Derivation (forthcoming FLDP chapter (planned labels ``alg-fhr``, ``thm-fhr-unbiased`` and
-``thm-fhr-variance``)).  A user holding ``x`` contributes ``(H[i+1, a] - H[i+1, z]) / 2`` to
+Derivation (FLDP chapter, :prf:ref:`alg-fhr`, :prf:ref:`thm-fhr-unbiased` and
+:prf:ref:`thm-fhr-variance`).  A user holding ``x`` contributes ``(H[i+1, a] - H[i+1, z]) / 2`` to
 ``D_i = <H_K[i + 1], V> / 2``: for ``i = x`` it is ``+1`` with probability ``p`` and ``-1``
 otherwise; for ``i != x`` the signs ``H[i+1, j]`` (``j`` uniform on ``P(x)``) and
 ``H[i+1, l]`` (``l`` uniform on ``N(x)``) are independent fair coins, so the contribution is
@@ -84,9 +84,12 @@ being independent,
 channel: the count ``S_i`` of users whose ``D``-contribution to ``i`` is ``+1`` is itself a
 pure-protocol support count (``p_support = p``, ``q_support = 1/4``), whose estimator
 ``(S_i - n/4) / (p - 1/4)`` has per-user variance ``3 / (16 (p - 1/4)^2)`` for non-holders
-instead of ``1 / (2 lambda^2)`` (about 0.81 against 2.34 at ``eps = 1``).  ldpkit implements
-the paper's estimator; the comparison is left to the forthcoming FLDP chapter (planned label
-``rem-fhr-estimator``).
+instead of ``1 / (2 lambda^2)`` (about 0.81 against 2.34 at ``eps = 1``), and the unbiased
+estimator linear in the counts of ``+1``, ``-1`` and ``0`` contributions with the least
+non-holder variance has variance ``1 / (1 + 2 lambda^2) <= 1`` per non-holder, for every
+``eps``.  ``FHR.estimate`` is the paper's estimator; :meth:`FHR.signed_supports` and
+:meth:`FHR.best_linear_estimate` give the others (FLDP chapter, :prf:ref:`rem-fhr-estimator`,
+which derives and compares them).
 
 Aggregate-level simulation (both mechanisms) is exact: the histogram of reported positions is
 a sum of multinomials, one per (item, side of its row), and :func:`hadamard_placements`
@@ -284,8 +287,8 @@ class HR(SupportOracle):
     Item ``x`` is row ``x + 1`` of ``H_K`` (``K = hadamard_order(d)``); the user reports one
     position ``y in [0, K)``: uniform on the row's ``+1`` positions with probability
     ``p = e^eps / (e^eps + 1)``, else uniform on its ``-1`` positions (module docstring).  A
-    pure protocol with ``p_support = p`` and ``q_support = 1/2`` (forthcoming FLDP chapter
-    (planned label ``thm-hr-support``)); the estimator and variance come from
+    pure protocol with ``p_support = p`` and ``q_support = 1/2`` (FLDP chapter,
+    :prf:ref:`thm-hr-support`); the estimator and variance come from
     :class:`~ldpkit.base.SupportOracle` (Foundations chapter, :prf:ref:`thm-pure-variance`).  Reports are positions (``log2 K`` bits), in an
     :class:`~ldpkit.reports.ItemReports` array.
 
@@ -421,12 +424,15 @@ class FHR(FrequencyOracle):
     ``D_i = <H_K[i + 1], V> / 2`` (an integer in ``[-n, n]``, not a count), and
     ``c_hat_i = D_i / tanh(eps/2)`` with
     ``Var[c_hat_i] = c_i / sinh^2(eps/2) + (n - c_i) / (2 tanh^2(eps/2))``
-    (forthcoming FLDP chapter (planned labels ``thm-fhr-unbiased`` and ``thm-fhr-variance``)).
+    (FLDP chapter, :prf:ref:`thm-fhr-unbiased` and :prf:ref:`thm-fhr-variance`).
 
     Privacy: ``(1/2, eps)``-FLDP under the pairwise reading of
-    :func:`~ldpkit.accountant.fldp_parameters` (forthcoming FLDP chapter (planned label
-    ``def-fldp``)); no finite standard LDP epsilon, so :attr:`epsilon` is ``inf`` and the
-    budget is :attr:`fldp_epsilon`.
+    :func:`~ldpkit.accountant.fldp_parameters` (FLDP chapter, :prf:ref:`def-fldp` and
+    :prf:ref:`thm-fhr-fldp`); no finite standard LDP epsilon, so :attr:`epsilon` is ``inf`` and the
+    budget is :attr:`fldp_epsilon`.  The budget randomises only the order of the reported pair;
+    the unordered pair is sent in the clear, so every count stays estimable with per-user
+    variance at most 1 however small the budget (:meth:`best_linear_estimate`; FLDP chapter,
+    :ref:`sec-fldp-protects`).
 
     Parameters
     ----------
@@ -485,7 +491,7 @@ class FHR(FrequencyOracle):
         return {"d": self.d, "epsilon": self._epsilon, "K": self.K}
 
     def guarantees(self) -> list[Guarantee]:
-        """``(1/2, eps)``-FLDP (pairwise reading; forthcoming FLDP chapter (planned label ``def-fldp``))."""
+        """``(1/2, eps)``-FLDP (pairwise reading; FLDP chapter, :prf:ref:`thm-fhr-fldp`)."""
         return [Guarantee("fldp", alpha=self.alpha, epsilon=self._epsilon)]
 
     def channel(self) -> HadamardChannel:
@@ -561,6 +567,61 @@ class FHR(FrequencyOracle):
         n = c.sum()
         half = self._epsilon / 2
         return c / math.sinh(half) ** 2 + (n - c) / (2.0 * self.lam**2)
+
+    # ------------------------------------------------------------------ other estimators
+    def signed_supports(self, reports: PairReports) -> tuple[np.ndarray, np.ndarray]:
+        """``(S, T)``: per item, the users whose contribution to ``D_i`` is ``+1`` and ``-1``.
+
+        ``S_i = #{u : a_u in P(i), z_u in N(i)}`` and ``T_i = #{u : a_u in N(i), z_u in P(i)}``,
+        from three histograms (of ``a``, ``z`` and ``a XOR z``) and three transforms:
+        ``S_i = (n + (H h_a)_i - (H h_z)_i - (H h_w)_i) / 4``,
+        ``S_i + T_i = (n - (H h_w)_i) / 2`` (rows ``i + 1``), so ``S - T`` is
+        :meth:`aggregate`.  FLDP chapter, :prf:ref:`rem-fhr-estimator`.
+
+        Examples
+        --------
+        >>> from ldpkit import FHR
+        >>> fhr = FHR(6, 1.0)
+        >>> reports = fhr.perturb([0, 0, 1, 5], rng=0)
+        >>> s, t = fhr.signed_supports(reports)
+        >>> bool((s - t == fhr.aggregate(reports)).all())
+        True
+        """
+        plus, minus = self._check_reports(reports)
+        n = plus.size
+        sl = slice(1, self.d + 1)
+        ha = fwht(np.bincount(plus, minlength=self.K))[sl]
+        hz = fwht(np.bincount(minus, minlength=self.K))[sl]
+        hw = fwht(np.bincount(plus ^ minus, minlength=self.K))[sl]
+        s = (n + ha - hz - hw) // 4
+        return s, (n - hw) // 2 - s
+
+    def _best_linear_weights(self) -> tuple[float, float, float]:
+        b = 1.0 / (1.0 + 2.0 * self.lam**2)
+        return b * (4.0 * self.p - 1.0), b * (4.0 * self.q - 1.0), -b
+
+    def best_linear_estimate(self, reports: PairReports) -> np.ndarray:
+        """The unbiased estimate linear in the counts of ``+1``, ``-1`` and ``0`` contributions
+        with the least variance for non-holders.
+
+        ``c~_i = b ((4p - 1) S_i + (4q - 1) T_i - (n - S_i - T_i))`` with
+        ``b = 1 / (1 + 2 tanh^2(eps/2))`` (:meth:`signed_supports`); its per-user variance for a
+        non-holder is ``b``, at most 1 for every budget (:meth:`best_linear_variance`).  FLDP
+        chapter, :prf:ref:`rem-fhr-estimator`.
+        """
+        s, t = self.signed_supports(reports)
+        n = len(reports)
+        w_plus, w_minus, w_zero = self._best_linear_weights()
+        return w_plus * s + w_minus * t + w_zero * (n - s - t)
+
+    def best_linear_variance(self, counts: ArrayLike) -> np.ndarray:
+        """Exact variance of :meth:`best_linear_estimate`: ``c_i v_1 + (n - c_i) b``, with
+        ``v_1 = p w_+^2 + q w_-^2 - 1`` the holder's per-user variance."""
+        c = check_counts(counts, self.d).astype(float)
+        n = c.sum()
+        w_plus, w_minus, _ = self._best_linear_weights()
+        holder = self.p * w_plus**2 + self.q * w_minus**2 - 1.0
+        return c * holder + (n - c) / (1.0 + 2.0 * self.lam**2)
 
     def output_index(self, reports: PairReports) -> np.ndarray:
         """Column ``a (K - 1) + z - [z > a]`` of ``channel().to_explicit()`` for the pair ``(a, z)``."""

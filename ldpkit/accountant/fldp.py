@@ -1,8 +1,9 @@
 """FLDP: flexible LDP (Zhao et al., ICASSP 2022; bibtex ``zhao2022fldp``), as reconstructed.
 
 The extracted text of the paper lost every formula; :func:`~ldpkit.accountant.fldp_parameters` states the
-pairwise reading implemented here and the sentences it rests on.  Forthcoming FLDP chapter
-(planned label ``def-fldp``), which is to confirm or revise the reading.
+pairwise reading implemented here and the sentences it rests on.  The FLDP chapter
+(:prf:ref:`def-fldp`) confirms it as the reading the paper's Theorem 2 uses, and states the
+input-side (group) reading beside it, reported here as ``hiding_fraction``.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ def _fldp_hadamard(ch: HadamardChannel) -> FLDPParameters | object:
     ``+1`` side of ``x`` and the ``-1`` side of ``x'`` gives the ratio ``p/q``, the reverse
     ``q/p``.  The hiding fraction of FHR: output ``(a, z)`` is produced by the rows with
     ``H[r, a XOR z] = -1``, counted for every ``w = a XOR z`` by one Walsh-Hadamard transform
-    of the indicator of rows ``1..d``.  Forthcoming FLDP chapter (planned label ``thm-fhr-fldp``).
+    of the indicator of rows ``1..d``.  FLDP chapter, :prf:ref:`thm-fhr-fldp`.
     """
     if min(ch.p, ch.q) <= 0.0:
         return NotImplemented
@@ -195,7 +196,7 @@ def fldp_parameters(ch: ChannelLike) -> FLDPParameters:
 
     The extracted text of Zhao et al. lost every formula, so the definition is rebuilt
     from the prose.  Write ``R_x = {y : P(y|x) > 0}`` for the range of input ``x``.
-    **Reconstruction** (forthcoming FLDP chapter (planned label ``def-fldp``)): a mechanism satisfies
+    **Reconstruction** (FLDP chapter, :prf:ref:`def-fldp`): a mechanism satisfies
     ``(alpha, eps)``-FLDP when, for every ordered pair of distinct inputs ``x, x'``,
 
     1. *shared outputs*: ``|R_x cap R_x'| >= alpha * |R_x|`` -- every input shares at least
@@ -233,7 +234,7 @@ def check_fldp(ch: ChannelLike, alpha: float, epsilon: float) -> FLDPResult:
     Satisfied when ``shared_fraction >= alpha`` (exact count comparison, with a ``1e-12``
     allowance for the division) and ``epsilon* <= eps`` (up to :data:`REL_TOL`).
 
-    Forthcoming FLDP chapter (planned label ``def-fldp``).
+    FLDP chapter, :prf:ref:`def-fldp`.
     """
     ch = as_channel(ch)
     a = check_probability(alpha, "alpha")
