@@ -11,7 +11,7 @@ aggregator estimates ``S = sum_i X_i``.
   (eq. 10) and its exact MSE is ``sum_i E[Var(X_i | Y_i)]`` (Proposition 2), per user
   ``P1 P0 [1 - P1 P0 (1 - q0 - q1)^2 / (lambda_0 lambda_1)]`` with ``lambda_y = P(Y = y)`` (eq. 16
   rewritten).  The prior-free baseline is the unbiased ``(sum Y - n q0) / (1 - q0 - q1)``.
-  Forthcoming LIP chapter (planned labels ``eq-lip-mmse`` and ``eq-lip-unbiased``).
+  LIP chapter (:eq:`eq-lip-mmse` and :eq:`eq-lip-unbiased`).
 * **Optimal binary mechanisms.**  For a fixed prior, every LIP constraint
   ``e^-eps <= P(y|x) / P(y) <= e^eps`` is *linear* in ``(q0, q1)`` (``P(y)`` is linear in them), so the
   feasible set is a polygon; the MSE is *concave* in ``(q0, q1)`` (``P1 P0`` minus a sum of
@@ -19,7 +19,7 @@ aggregator estimates ``S = sum_i X_i``.
   vertex, so enumerating the vertices (every intersection of two constraint lines that satisfies
   all constraints) gives the exact global optimum.  The same holds under LDP and in the
   symmetric model (an interval).  The optimisers accept budgets in ``[1e-6, 300]``
-  (:data:`MAX_BINARY_EPS`).  Forthcoming LIP chapter (planned label ``thm-lip-vertex``).
+  (:data:`MAX_BINARY_EPS`).  LIP chapter (:prf:ref:`thm-lip-vertex`).
 * **The paper's closed forms** (Theorem 2, Corollary 1, Propositions 3 and 4) are implemented
   separately (``paper_*``) so that the book can compare them with the true optima
   (:func:`compare_with_paper`).  Theorem 2 and Corollary 1 are right on
@@ -30,8 +30,7 @@ aggregator estimates ``S = sum_i X_i``.
 * **k-ary LIP** (beyond the paper): :func:`optimal_kary_lip` finds the eps-LIP channel minimising
   the Bayes risk of the posterior-mean estimate of the one-hot input, exactly, by a linear
   programme over the vertices of the set of admissible posterior-to-prior ratio vectors, with a
-  dual certificate valid for every LIP channel with any number of outputs.  Forthcoming LIP
-  chapter (planned label ``thm-lip-kary-lp``).
+  dual certificate valid for every LIP channel with any number of outputs.  LIP chapter (:prf:ref:`thm-lip-kary-lp`).
 """
 
 from __future__ import annotations
@@ -132,7 +131,7 @@ def per_user_mse(q0: ArrayLike, q1: ArrayLike, prior: ArrayLike) -> np.ndarray:
         E = P1 P0 [1 - P1 P0 (1 - q0 - q1)^2 / (lambda_0 lambda_1)]
 
     (``P1 P0`` when ``lambda_0 lambda_1 = 0``: the report is constant).  Concave in ``(q0, q1)``.
-    Forthcoming LIP chapter (planned label ``eq-lip-mmse``).
+    LIP chapter (:eq:`eq-lip-mmse`).
 
     Examples
     --------
@@ -262,7 +261,7 @@ class BinaryRR(ChannelOracle):
     def posterior_mean(self, reports: Any, priors: ArrayLike | None = None) -> np.ndarray:
         """``E[X_i | Y_i]`` for every user (the paper's eq. 15); ``priors`` scalar, per user, or the global prior.
 
-        Forthcoming LIP chapter (planned label ``eq-lip-mmse``).
+        LIP chapter (:eq:`eq-lip-mmse`).
         """
         y = self._reports(reports)
         p = self._priors(priors, y.size)
@@ -276,15 +275,14 @@ class BinaryRR(ChannelOracle):
     def mmse_estimate(self, reports: Any, priors: ArrayLike | None = None) -> float:
         """The MMSE estimate ``sum_i E[X_i | Y_i]`` of ``S`` (the paper's eq. 10).
 
-        Forthcoming LIP chapter (planned label ``eq-lip-mmse``).
+        LIP chapter (:eq:`eq-lip-mmse`).
         """
         return float(np.sum(self.posterior_mean(reports, priors)))
 
     def mmse(self, priors: ArrayLike | None = None, n: int | None = None) -> float:
         """Exact MSE ``E[(S_hat - S)^2] = sum_i E[Var(X_i | Y_i)]`` of :meth:`mmse_estimate`.
 
-        Expectation over the inputs (drawn from the priors) and the reports.  Forthcoming LIP
-        chapter (planned label ``eq-lip-mmse``).
+        Expectation over the inputs (drawn from the priors) and the reports.  LIP chapter (:eq:`eq-lip-mmse`).
         """
         p = self._priors(priors, n)
         return float(np.sum(_mse(np.full(p.size, self.q0), np.full(p.size, self.q1), p)))
@@ -293,7 +291,7 @@ class BinaryRR(ChannelOracle):
     def unbiased_estimate(self, reports: Any) -> float:
         """The prior-free unbiased estimate ``(sum_i Y_i - n q0) / (1 - q0 - q1)`` of ``S`` (the paper's eq. 24).
 
-        Equal to ``estimate(reports)[1]``.  Forthcoming LIP chapter (planned label ``eq-lip-unbiased``).
+        Equal to ``estimate(reports)[1]``.  LIP chapter (:eq:`eq-lip-unbiased`).
         """
         y = self._reports(reports)
         return float((y.sum() - y.size * self.q0) / (1.0 - self.q0 - self.q1))
@@ -302,7 +300,7 @@ class BinaryRR(ChannelOracle):
         """Exact ``Var`` of :meth:`unbiased_estimate` when ``count`` of the ``n`` users hold 1.
 
         ``[count q1 (1 - q1) + (n - count) q0 (1 - q0)] / (1 - q0 - q1)^2`` (the paper's eq. 25 when
-        ``q0 = q1``).  Forthcoming LIP chapter (planned label ``eq-lip-unbiased``).
+        ``q0 = q1``).  LIP chapter (:eq:`eq-lip-unbiased`).
         """
         n = check_positive_int(n, "n", maximum=MAX_USERS)
         c = check_positive_int(count, "count", minimum=0, maximum=n)
@@ -311,8 +309,7 @@ class BinaryRR(ChannelOracle):
     def unbiased_mse(self, priors: ArrayLike | None = None, n: int | None = None) -> float:
         """Exact ``E[(S_tilde - S)^2]`` of the unbiased estimator when the inputs follow the priors.
 
-        ``sum_i [P1_i q1 (1 - q1) + (1 - P1_i) q0 (1 - q0)] / (1 - q0 - q1)^2``.  Forthcoming LIP
-        chapter (planned label ``eq-lip-unbiased``).
+        ``sum_i [P1_i q1 (1 - q1) + (1 - P1_i) q0 (1 - q0)] / (1 - q0 - q1)^2``.  LIP chapter (:eq:`eq-lip-unbiased`).
         """
         p = self._priors(priors, n)
         num = p * self.q1 * (1 - self.q1) + (1 - p) * self.q0 * (1 - self.q0)
@@ -506,8 +503,8 @@ def optimal_lip(prior: float, epsilon: float) -> BinaryOptimum:
 
     Global optimum by vertex enumeration (module docstring): every LIP constraint is linear in
     ``(q0, q1)`` for a fixed prior and the MSE is concave.  The result is checked against every
-    LIP constraint by :func:`ldpkit.accountant.check_lip` before it is returned.  Forthcoming LIP
-    chapter (planned label ``thm-lip-vertex``).
+    LIP constraint by :func:`ldpkit.accountant.check_lip` before it is returned.  LIP chapter
+    (:prf:ref:`thm-lip-vertex`).
 
     Examples
     --------
@@ -526,7 +523,7 @@ def optimal_lip_global(prior: float, epsilon: float) -> BinaryOptimum:
 
     The MSE decomposes per user (Proposition 2) and every user solves the same problem, so this
     is :func:`optimal_lip` at ``prior``; the total MSE of ``n`` users is ``n * mse``.
-    Forthcoming LIP chapter (planned label ``thm-lip-vertex``).
+    LIP chapter (:prf:ref:`thm-lip-vertex`).
     """
     return optimal_lip(prior, epsilon)
 
@@ -561,8 +558,7 @@ class LocalOptimum:
 def optimal_lip_local(priors: ArrayLike, epsilon: float) -> LocalOptimum:
     """The general model: local priors, one optimum per user (the MSE decomposes, Proposition 2).
 
-    Each distinct prior is solved once by :func:`optimal_lip`.  Forthcoming LIP chapter
-    (planned label ``thm-lip-vertex``).
+    Each distinct prior is solved once by :func:`optimal_lip`.  LIP chapter (:prf:ref:`thm-lip-vertex`).
     """
     arr = check_probabilities(priors, "priors")
     if arr.ndim != 1:
@@ -583,8 +579,7 @@ def optimal_symmetric_lip(prior: float, epsilon: float) -> BinaryOptimum:
     """The eps-LIP symmetric randomised response (``q0 = q1 = q``) minimising one user's MSE, exactly.
 
     The LIP constraints are linear in ``q`` (an interval) and the MSE concave in ``q``, so the
-    optimum is an end of the feasible interval.  Forthcoming LIP chapter (planned label
-    ``thm-lip-vertex``).
+    optimum is an end of the feasible interval.  LIP chapter (:prf:ref:`thm-lip-vertex`).
 
     Examples
     --------
@@ -600,7 +595,7 @@ def optimal_ldp(prior: float, epsilon: float) -> BinaryOptimum:
     """Opt-LDP: the eps-LDP binary randomised response minimising one user's MMSE, exactly.
 
     Same vertex enumeration under the four LDP constraints (prior-free), the MSE still that of
-    the posterior mean under ``prior``.  Forthcoming LIP chapter (planned label ``thm-lip-vertex``).
+    the posterior mean under ``prior``.  LIP chapter (:prf:ref:`thm-lip-vertex`).
 
     Examples
     --------
@@ -666,7 +661,7 @@ def paper_theorem2(prior: float, epsilon: float) -> PaperClosedForm:
     optimum.  The proof states ``F_2 >= e^-eps`` and ``F_3 >= e^-eps`` in its feasible region (32) but
     Steps 3-4 use only ``F_1 <= e^eps`` and ``F_4 <= e^eps``; the printed point violates ``F_2 >= e^-eps``
     for small ``P1`` and ``F_3 >= e^-eps`` for large ``P1``.  :func:`corrected_theorem2` gives the true
-    optimum.  Forthcoming LIP chapter (planned label ``thm-lip-opt``).
+    optimum.  LIP chapter (:prf:ref:`thm-lip-opt`).
 
     Examples
     --------
@@ -692,7 +687,7 @@ def corrected_theorem2(prior: float, epsilon: float) -> PaperClosedForm:
     * ``P1 > 1 - c``: the mirror image (swap the roles of 0 and 1).
 
     Derived from the vertex enumeration of :func:`optimal_lip` (the tests check it against it over
-    priors 0.001..0.999).  Forthcoming LIP chapter (planned label ``thm-lip-opt``).
+    priors 0.001..0.999).  LIP chapter (:prf:ref:`thm-lip-opt`).
 
     Examples
     --------
@@ -719,7 +714,7 @@ def corrected_theorem2(prior: float, epsilon: float) -> PaperClosedForm:
 def paper_corollary1(prior: float, epsilon: float) -> PaperClosedForm:
     """Corollary 1 (global prior) as printed: Theorem 2 at the shared prior (same formulas, same failure).
 
-    Forthcoming LIP chapter (planned label ``thm-lip-opt``).
+    LIP chapter (:prf:ref:`thm-lip-opt`).
     """
     cf = paper_theorem2(prior, epsilon)
     return PaperClosedForm("Corollary 1", cf.prior, cf.epsilon, cf.q0, cf.q1, cf.mse_printed, cf.mse_at_point,
@@ -730,8 +725,7 @@ def paper_proposition3(prior: float, epsilon: float) -> PaperClosedForm:
     """Proposition 3 (Opt-LDP) as printed: ``q0 = q1 = 1 / (e^eps + 1)`` and its eq. (20).
 
     The printed LDP ratios ``R_1 .. R_4`` contain typos (``R_2 = q1/(1 - q1)``, ``R_4 = R_1``); the
-    constraints used here are the four ratios of Definition 1.  Forthcoming LIP chapter (planned
-    label ``prop-lip-ldp-opt``).
+    constraints used here are the four ratios of Definition 1.  LIP chapter (:prf:ref:`prop-lip-ldp-opt`).
     """
     p = _binary_prior(prior)
     eps = check_epsilon(epsilon)
@@ -745,7 +739,7 @@ def paper_proposition4(prior: float, epsilon: float) -> PaperClosedForm:
     """Proposition 4 (symmetric model) as printed: ``q = (1 - P1)/(e^eps - 2 P1 + 1)`` for ``P1 <= 1/2``,
     ``q = P1/(e^eps + 2 P1 - 1)`` otherwise (the ``q <= 1/2`` branch), and the printed eq. (23).
 
-    Forthcoming LIP chapter (planned label ``prop-lip-sym``).
+    LIP chapter (:prf:ref:`prop-lip-sym`).
     """
     p = _binary_prior(prior)
     eps = check_epsilon(epsilon)
@@ -771,8 +765,7 @@ def compare_with_paper(priors: ArrayLike, epsilons: ArrayLike) -> list[dict[str,
 
     ``mse_gap`` is ``mse_printed - mse_opt`` (negative: the paper promises less than is
     achievable); ``q_gap`` is the largest coordinate distance from the printed point to the
-    nearest optimal vertex (the optima come in mirror pairs).  Forthcoming LIP chapter (planned
-    label ``thm-lip-opt``).
+    nearest optimal vertex (the optima come in mirror pairs).  LIP chapter (:prf:ref:`thm-lip-opt`).
 
     Examples
     --------
@@ -822,8 +815,8 @@ def bayes_risk(channel: Any, prior: ArrayLike, objective: str = "mse") -> float:
     ``"mse"``: ``E||e_X - E[e_X | Y]||^2 = 1 - E[sum_x P(x|Y)^2]``, the MSE of one user's posterior-mean
     contribution to the histogram (summed over items), so ``n`` users' histogram MSE is ``n`` times
     this; for ``k = 2`` it is twice :func:`per_user_mse`.  ``"map"``: the error probability
-    ``1 - E[max_x P(x|Y)]`` of the MAP guess.  Both are concave in the channel.  Forthcoming LIP
-    chapter (planned label ``thm-lip-kary-lp``).
+    ``1 - E[max_x P(x|Y)]`` of the MAP guess.  Both are concave in the channel.  LIP chapter
+    (:prf:ref:`thm-lip-kary-lp`).
 
     Examples
     --------
@@ -940,7 +933,7 @@ class KaryOptimum:
     def posterior_mean_counts(self, output_counts: ArrayLike) -> np.ndarray:
         """``sum_users E[e_X | Y]`` from the output counts: the estimate whose MSE is ``n * risk`` ("mse").
 
-        Forthcoming LIP chapter (planned label ``thm-lip-kary-lp``).
+        LIP chapter (:prf:ref:`thm-lip-kary-lp`).
         """
         from ._validation import check_counts
 
@@ -1096,8 +1089,7 @@ def optimal_kary_lip(
     ``sum(z)`` (``g`` convex, ``r_y`` in ``conv(V)``): that is the returned ``lower_bound`` on the risk.
     With ``local_starts > 0`` a multi-start SLSQP on the full ``k x k`` channel runs as an
     independent check (it must not beat the bound).  The result is checked by
-    :func:`ldpkit.accountant.check_lip` before it is returned.  Forthcoming LIP chapter (planned
-    label ``thm-lip-kary-lp``).
+    :func:`ldpkit.accountant.check_lip` before it is returned.  LIP chapter (:prf:ref:`thm-lip-kary-lp`).
 
     Examples
     --------
@@ -1120,8 +1112,8 @@ def optimal_kary_ldp(
     """The eps-LDP channel minimising the same Bayes risk (the LDP baseline of :func:`optimal_kary_lip`).
 
     Same linear programme with the extreme rays of the eps-LDP column cone (entries in
-    ``{1, e^eps}``, Kairouz et al.'s staircase patterns) normalised to ``pi . r = 1``.  Forthcoming
-    LIP chapter (planned label ``thm-lip-kary-lp``).
+    ``{1, e^eps}``, Kairouz et al.'s staircase patterns) normalised to ``pi . r = 1``.  LIP chapter
+    (:prf:ref:`thm-lip-kary-lp`).
     """
     pi, eps = _check_kary(prior, epsilon)
     obj = _objective_name(objective)
@@ -1164,8 +1156,7 @@ def compare_kary(prior: ArrayLike, epsilon: float, objective: str = "mse") -> di
     Rows: ``"LIP-optimal"``, ``"LDP-optimal"``, ``"GRR"`` and ``"OUE"`` at eps-LDP (hence eps-LIP),
     and ``"GRR (LIP-calibrated)"``, ``"OUE (LIP-calibrated)"``: the largest LDP budget at which they
     are still eps-LIP under the prior.  Each row gives ``risk``, the channel's tight
-    ``lip_epsilon`` under the prior and its ``ldp_epsilon``.  Forthcoming LIP chapter (planned label
-    ``thm-lip-kary-lp``).
+    ``lip_epsilon`` under the prior and its ``ldp_epsilon``.  LIP chapter (:prf:ref:`thm-lip-kary-lp`).
 
     Examples
     --------

@@ -446,3 +446,40 @@ def test_bayes_risk_accepts_matrices_channels_and_mechanisms() -> None:
     assert bayes_risk(ExplicitChannel(np.array(m)), [0.5, 0.5]) == pytest.approx(0.375)
     assert bayes_risk(BinaryRR.symmetric(0.25), [0.5, 0.5]) == pytest.approx(0.375)
     assert bayes_risk(m, [0.5, 0.5], "map") == pytest.approx(0.25)
+
+
+# ---------------------------------------------------------------- the book's proofs (LIP chapter)
+@pytest.mark.parametrize("eps", [0.3, 1.0, 2.5])
+def test_two_point_bound_is_the_corrected_theorem2(eps: float) -> None:
+    """thm-lip-opt: the best MSE is P1 P0 + P1^2 L U with [1 + L, 1 + U] the LIP range of r_y(1)."""
+    e = math.exp(eps)
+    for p in np.round(np.arange(1, 200) / 200, 3):
+        up = min(e, (1 - (1 - p) / e) / p) - 1
+        lo = max(1 / e, (1 - (1 - p) * e) / p) - 1
+        bound = p * (1 - p) + p * p * lo * up
+        assert abs(bound - corrected_theorem2(float(p), eps).mse_printed) < 1e-12
+        assert abs(bound - optimal_lip(float(p), eps).mse) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
+def test_theorem1_factor_two_is_attained(eps: float) -> None:
+    """thm-lip-ldp: under the prior (c, 1 - c) this binary channel is eps-LIP and exactly 2eps-LDP."""
+    e, t = math.exp(eps), math.exp(-eps) / 2
+    ch = ExplicitChannel([[e * t, 1 - e * t], [t / e, 1 - t / e]])
+    prior = [1 / (1 + e), e / (1 + e)]
+    assert accountant.lip_epsilon(ch, prior) == pytest.approx(eps, rel=1e-12)
+    assert accountant.ldp_epsilon(ch) == pytest.approx(2 * eps, rel=1e-12)
+
+
+@pytest.mark.parametrize("m", [3, 6, 7, 40])
+def test_grr_uniform_prior_mip_ratio_and_bits_counterexample(m: int) -> None:
+    """prop-lip-mip: GRR with e^eps = m - 1 has I = eps (m-2)/m nats; in bits I > eps from m = 7."""
+    from ldpkit import GRR
+
+    uniform = np.full(m, 1 / m)
+    ch = GRR(m, 2 * math.log(m - 1)).channel()
+    eps = accountant.lip_epsilon(ch, uniform)
+    assert eps == pytest.approx(math.log(m - 1), rel=1e-12)
+    assert accountant.mutual_information(ch, uniform) == pytest.approx(eps * (m - 2) / m, rel=1e-10)
+    assert accountant.check_mip(ch, uniform, eps).satisfied
+    assert accountant.check_mip(ch, uniform, eps, base=2).satisfied == (m < 7)

@@ -2,8 +2,7 @@
 
 Bibtex ``jiang2018lip``.  A channel is eps-LIP under a prior when the prior-to-posterior ratio
 of every input stays within ``[e^-eps, e^eps]`` whatever the output; by Bayes' rule this is
-``e^-eps <= P(y|x) / P(y) <= e^eps`` (their eq. 5).  Forthcoming LIP chapter (planned labels
-``def-lip`` and ``thm-lip-ldp``).
+``e^-eps <= P(y|x) / P(y) <= e^eps`` (their eq. 5).  LIP chapter (:prf:ref:`def-lip` and :prf:ref:`thm-lip-ldp`).
 """
 
 from __future__ import annotations
@@ -121,7 +120,7 @@ def lip_epsilon(ch: ChannelLike, prior: ArrayLike) -> float:
     Unary channels with all ``a, b`` in ``(0, 1)`` use a closed form in ``O(d)``; other
     unary channels are enumerated when small.
 
-    Forthcoming LIP chapter (planned label ``def-lip``).
+    LIP chapter (:prf:ref:`def-lip`).
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
@@ -131,7 +130,7 @@ def lip_epsilon(ch: ChannelLike, prior: ArrayLike) -> float:
 def check_lip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> LIPResult:
     """Check eps-LIP under ``prior`` (see :func:`lip_epsilon` for the definition used).
 
-    Forthcoming LIP chapter (planned label ``def-lip``).
+    LIP chapter (:prf:ref:`def-lip`).
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)

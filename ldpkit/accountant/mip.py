@@ -3,7 +3,7 @@
 Bibtex ``jiang2018lip``.  A channel is eps-MIP under a prior when ``I(X; Y) <= eps``.  The
 paper's Proposition 1 (eps-LIP implies eps-MIP) holds with ``I`` in nats, because its proof
 bounds each logarithm by ``eps`` and ``eps`` is a natural-log quantity (``e^eps`` in LIP).
-Forthcoming LIP chapter (planned labels ``def-mip`` and ``prop-lip-mip``).
+LIP chapter (:prf:ref:`def-mip` and :prf:ref:`prop-lip-mip`).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def mutual_information(ch: ChannelLike, prior: ArrayLike, base: float | None = N
     ``log`` term by ``eps``, and ``eps`` is a natural-log quantity (``exp(eps)`` in the
     LIP definition).  Channels without a registered closed form are enumerated when small.
 
-    Forthcoming LIP chapter (planned label ``def-mip``).
+    LIP chapter (:prf:ref:`def-mip`).
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
@@ -110,7 +110,7 @@ def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float, base: float | N
     eps-MIP) holds; ``base=2`` measures in bits.  The paper leaves the base of its ``log``
     unstated, so a guarantee must name it: ``Guarantee("mip", prior=..., epsilon=..., base=2)``.
 
-    Forthcoming LIP chapter (planned label ``def-mip``).
+    LIP chapter (:prf:ref:`def-mip`).
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)

@@ -1,0 +1,499 @@
+"""Figs. 2 and 5-8 of the LIP paper (``jiang2018lip``): data, drawing and registration.
+
+Each figure is one registered :class:`~ldpkit.experiments.Experiment` (ids ``lip-fig2``,
+``lip-fig5`` to ``lip-fig8``) with a ``compute_*`` function (the protocol of
+:mod:`ldpkit.experiments.lip`, returning an :class:`~ldpkit.experiments.ExperimentData`) and a
+``draw_*`` function.  The LIP experiments chapter (:ref:`lip-experiments`) runs them through
+:func:`ldpkit.experiments.run`.
+
+Every frame has one row per (panel, budget, model, kind) with columns ``dataset``, ``panel``,
+``n`` (users), ``epsilon``, ``model``, ``kind``, ``mse`` (total over the users), ``rmse`` (the
+paper's ``sqrt(MSE / N)``), ``se`` and ``mse_exact`` (exact standard error and expectation of a
+simulated ``mse``, :func:`~ldpkit.experiments.lip.squared_error_moments`), ``feasible`` and
+``infeasible_share`` (paper curves only).  Kinds: ``"exact"`` (inputs drawn from the priors, the
+paper's quantity), ``"paper"`` (the paper's printed closed form), ``"simulated"`` (mean of
+``trials`` simulated squared errors), and for real data ``"exact | data"`` (inputs fixed to the
+dataset's, :func:`~ldpkit.experiments.lip.conditional_mse`).
+
+Data.  Fig. 7 draws the local priors uniformly on ``[0, 1]`` from ``default_rng([DATA_SEED, N])``.
+Fig. 8 (a): websites as users, ``X = 1`` for a page with more than 15,000 clicks in the full
+Kosarak file.  Offline only its prefix exists: the **stand-in** ``"Kosarak (stand-in)"`` takes the
+prefix's pages as users, counts a page's clicks as the prefix sessions containing it, and scales
+the threshold by the share of the file's clicks the prefix holds, ``15,000 * records(prefix) /
+8,019,015`` (:func:`kosarak_threshold`); the global prior is the share of popular pages.  Fig. 8
+(b): Gowalla 10-core has neither coordinates nor timestamps, so the "secret region" is the set of
+the :data:`GOWALLA_REGION` locations with the most visitors, one location of each user drawn
+uniformly (``default_rng([DATA_SEED, 8])``) plays the last check-in (``X = 1`` when it lies in the
+region), and the local prior is the add-one share ``(k + 1) / (m + 2)`` of the user's ``m`` other
+locations, ``k`` of them in the region; the label says ``"Gowalla (stand-in: held-out location)"``.
+``scale < 1`` keeps a seeded subsample of pages or users (``default_rng([DATA_SEED, 11])``,
+``[DATA_SEED, 12]``) and of Fig. 7's ``N`` (``max(1, round(scale N))``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import numpy as np
+
+from .. import datasets as _datasets
+from ..datasets.containers import ItemSetData
+from . import idldp_figures as _id_figs
+from . import lip as _protocol
+from .config import RunConfig
+from .registry import Experiment, ExperimentData, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    import matplotlib.axes
+    import matplotlib.figure
+    import pandas as pd
+
+_Draw = TypeVar("_Draw", bound=Callable[..., Any])
+
+__all__ = [
+    "COLORS",
+    "DATA_SEED",
+    "DEFAULT_SEEDS",
+    "EPS_FIG2",
+    "EPS_FIG5",
+    "EPS_FIG6",
+    "EPS_SIM",
+    "EXAMPLE_N",
+    "EXAMPLE_PRIOR",
+    "FIG7_N",
+    "GOWALLA_REGION",
+    "KOSARAK_CLICKS",
+    "KOSARAK_RECORDS",
+    "KOSARAK_TRIALS_FACTOR",
+    "PAPER",
+    "REPEATS",
+    "compute_fig2",
+    "compute_fig5",
+    "compute_fig6",
+    "compute_fig7",
+    "compute_fig8",
+    "draw_fig2",
+    "draw_fig5",
+    "draw_fig6",
+    "draw_fig7",
+    "draw_fig8",
+    "example1_printed",
+    "gowalla_data",
+    "kosarak_data",
+    "kosarak_threshold",
+    "local_priors",
+]
+
+#: bibtex key of the paper
+PAPER = "jiang2018lip"
+#: seed of the data (priors of Fig. 7, the Gowalla hold-out)
+DATA_SEED = 20181001
+#: simulation trials per point; for Fig. 7 the trials at N = 500 (scaled as 500 / N), for Fig. 8 the
+#: Gowalla trials (and :data:`KOSARAK_TRIALS_FACTOR` times as many for Kosarak)
+REPEATS: Mapping[str, int] = MappingProxyType({"lip-fig2": 4000, "lip-fig5": 1, "lip-fig6": 1,
+                                               "lip-fig7": 200, "lip-fig8": 200})
+#: run seed of each figure
+DEFAULT_SEEDS: Mapping[str, int] = MappingProxyType({f"lip-fig{k}": DATA_SEED + k for k in (2, 5, 6, 7, 8)})
+#: the users and the prior of Example 1
+EXAMPLE_N, EXAMPLE_PRIOR = 100, 0.1
+#: budgets of Fig. 2 (the paper's range is not stated)
+EPS_FIG2 = tuple(float(v) for v in np.round(np.arange(0.25, 5.0001, 0.25), 2))
+#: budgets of Fig. 5 (1 to 5, step 0.5)
+EPS_FIG5 = tuple(float(v) for v in np.round(np.arange(1.0, 5.0001, 0.5), 2))
+#: budgets of Figs. 6-8 (0 to 10, step 0.5)
+EPS_FIG6 = tuple(float(v) for v in np.round(np.arange(0.0, 10.0001, 0.5), 2))
+#: budgets of the simulations of Figs. 2, 7 and 8
+EPS_SIM = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0)
+#: Fig. 7's numbers of users
+FIG7_N = (5, 500, 50_000)
+#: the paper's popularity threshold of Fig. 8 (a), in clicks, and the clicks of the full Kosarak file
+KOSARAK_CLICKS, KOSARAK_RECORDS = 15_000, 8_019_015
+#: the simulation trials of Fig. 8 (a) per Gowalla trial (two groups of exchangeable users make them cheap)
+KOSARAK_TRIALS_FACTOR = 200
+#: the number of locations forming the secret region of Fig. 8 (b), most visitors first
+GOWALLA_REGION = 100
+
+#: colours of the models, shared by every figure
+COLORS = {"LDP": "C7", "Opt-LDP": "C0", "Opt-LIP": "C3", "Opt-LIP eps/2": "C1", "Sym-LIP eps/2": "C2",
+          "Opt-LIP (Thm 2)": "C3", "Opt-LIP eps/2 (Thm 2)": "C1", "Sym-LIP eps/2 (eq. 23)": "C2",
+          "LDP, printed": "C7", "Opt-LDP, printed": "C0", "LIP, printed": "C3"}
+_LABELS = {"LDP": r"$\varepsilon$-LDP, unbiased", "Opt-LDP": r"$\varepsilon$-Opt-LDP",
+           "Opt-LIP": r"$\varepsilon$-Opt-LIP", "Opt-LIP eps/2": r"$\varepsilon/2$-Opt-LIP",
+           "Sym-LIP eps/2": r"$\varepsilon/2$-sym. LIP"}
+_COLUMNS = ["dataset", "panel", "n", "epsilon", "model", "kind", "mse", "rmse", "se", "mse_exact", "feasible",
+            "infeasible_share"]
+
+
+# --------------------------------------------------------------------------- data
+
+
+def local_priors(n: int) -> np.ndarray:
+    """Fig. 7's ``n`` local priors, uniform on ``[0, 1]`` (``default_rng([DATA_SEED, n])``)."""
+    p = np.random.default_rng([DATA_SEED, n]).random(n)
+    return np.clip(p, 1e-12, 1 - 1e-12)
+
+
+def kosarak_threshold(records: int) -> float:
+    """The popularity threshold scaled to a file with ``records`` clicks: ``15,000 records / 8,019,015``."""
+    return KOSARAK_CLICKS * records / KOSARAK_RECORDS
+
+
+@functools.lru_cache(maxsize=2)
+def _kosarak_full() -> tuple[np.ndarray, str, bool, int, float]:
+    if _datasets.available("kosarak"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _datasets.StandInWarning)
+            data = cast(ItemSetData, _datasets.load("kosarak", source="auto", rng=DATA_SEED))
+        if not data.is_standin:
+            counts = data.counts()
+            return counts, "Kosarak", False, data.n_records, float(KOSARAK_CLICKS)
+    data = _datasets.load_kosarak_prefix()
+    counts = data.counts()
+    return counts, "Kosarak (stand-in)", True, data.n_records, kosarak_threshold(data.n_records)
+
+
+def kosarak_data(scale: float = 1.0) -> dict[str, Any]:
+    """Fig. 8 (a): per page ``x`` (popular or not), the global prior, label, threshold and sizes."""
+    RunConfig(scale=scale)
+    counts, label, standin, records, threshold = _kosarak_full()
+    x_all = (counts > threshold).astype(np.int8)
+    prior = float(x_all.mean())
+    keep = np.arange(counts.size)
+    if scale < 1:
+        size = max(1, round(scale * counts.size))
+        keep = np.sort(np.random.default_rng([DATA_SEED, 11]).choice(counts.size, size, replace=False))
+    return {"x": x_all[keep], "prior": prior, "label": label, "standin": standin, "records": records,
+            "threshold": threshold, "pages": int(counts.size), "popular": int(x_all.sum())}
+
+
+@functools.lru_cache(maxsize=2)
+def _gowalla_full() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    data = _datasets.load_gowalla()
+    counts = data.counts()
+    region = np.zeros(data.m, dtype=bool)
+    region[np.lexsort((np.arange(data.m), -counts))[:GOWALLA_REGION]] = True
+    sets, sizes = data.sets, data.sizes
+    gen = np.random.default_rng([DATA_SEED, 8])
+    pick = sets.offsets[:-1] + np.floor(gen.random(sizes.size) * sizes).astype(np.int64)
+    held = sets.indices[pick]
+    x = region[held].astype(np.int8)
+    inside = np.add.reduceat(region[sets.indices].astype(np.int64), sets.offsets[:-1])
+    k = inside - x
+    prior = (k + 1.0) / (sizes - 1.0 + 2.0)
+    return x, prior, sizes
+
+
+def gowalla_data(scale: float = 1.0) -> dict[str, Any]:
+    """Fig. 8 (b): per user ``x`` (held-out location in the region) and the local prior (module docstring)."""
+    RunConfig(scale=scale)
+    x, prior, _ = _gowalla_full()
+    keep = np.arange(x.size)
+    if scale < 1:
+        size = max(1, round(scale * x.size))
+        keep = np.sort(np.random.default_rng([DATA_SEED, 12]).choice(x.size, size, replace=False))
+    return {"x": x[keep], "prior": prior[keep], "label": "Gowalla (stand-in: held-out location)",
+            "standin": True, "users": int(x.size), "region": GOWALLA_REGION}
+
+
+def example1_printed(epsilon: float, n: int = EXAMPLE_N) -> dict[str, float]:
+    """Example 1's three printed errors at ``epsilon``: ``100 e^eps/(e^eps + 1)^2``, ``25/(0.5 - e^eps/2)^2``, ``(10 e^eps - 1)/0.64``.
+
+    Scaled by ``n / 100`` (the paper's ``N = 100``); the second is infinite at ``eps = 0``.
+    """
+    e = math.exp(epsilon)
+    opt = 25.0 / (0.5 - e / 2) ** 2 if e != 1.0 else math.inf
+    return {"LDP, printed": n / 100 * 100 * e / (e + 1) ** 2, "Opt-LDP, printed": n / 100 * opt,
+            "LIP, printed": n / 100 * (10 * e - 1) / 0.64}
+
+
+# --------------------------------------------------------------------------- compute helpers
+
+
+def _exact_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Sequence[str]) -> list[dict[str, Any]]:
+    frame = _protocol.exact_curves(priors, [e for e in eps], [m for m in models])
+    rows = []
+    for r in frame.itertuples(index=False):
+        if r.model == "LDP" and r.epsilon == 0:
+            continue
+        rows.append({"panel": panel, "n": int(priors.size), "epsilon": r.epsilon, "model": r.model, "kind": "exact",
+                     "mse": float(r.mse), "rmse": float(r.rmse)})
+    return rows
+
+
+def _paper_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Sequence[str]) -> list[dict[str, Any]]:
+    frame = _protocol.paper_curves(priors, eps)
+    frame = frame[frame["model"].isin(models)]
+    return [{"panel": panel, "n": int(priors.size), "epsilon": r.epsilon, "model": r.model, "kind": "paper",
+             "mse": float(r.mse), "rmse": float(r.rmse), "feasible": bool(r.feasible),
+             "infeasible_share": float(r.infeasible_share)} for r in frame.itertuples(index=False)]
+
+
+def _sim_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Sequence[str], trials: int,
+              gen: np.random.Generator, config: RunConfig, x: np.ndarray | None = None) -> list[dict[str, Any]]:
+    rows = []
+    cells = [(e, m) for e in eps for m in models]
+    for e, m in _progress(cells, len(cells), f"simulating {panel}", config):
+        sq = _protocol.simulate_squared_errors(m, priors, e, trials, gen, x=x)
+        mean = float(sq.mean())
+        exact, var = _protocol.squared_error_moments(m, priors, e, x)
+        rows.append({"panel": panel, "n": int(priors.size), "epsilon": float(e), "model": m, "kind": "simulated",
+                     "mse": mean, "rmse": math.sqrt(mean / priors.size), "se": math.sqrt(var / trials),
+                     "mse_exact": exact})
+    return rows
+
+
+def _progress(iterable: Iterable[Any], total: int, desc: str, config: RunConfig) -> Iterable[Any]:
+    if not config.show_progress():
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, total=total, desc=desc)
+
+
+def _frame(rows: list[dict[str, Any]], dataset: str) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "dataset", dataset)
+    for col in _COLUMNS:
+        if col not in frame:
+            frame[col] = np.nan
+    return frame[_COLUMNS]
+
+
+def _synthetic(frame: pd.DataFrame, **meta: Any) -> ExperimentData:
+    return ExperimentData(frame, labels={"synthetic": "synthetic priors"}, parts={"synthetic": frame},
+                          meta=meta)
+
+
+# --------------------------------------------------------------------------- compute
+
+
+def compute_fig2(config: RunConfig) -> ExperimentData:
+    """Fig. 2 (Example 1): errors of ``N = 100`` users with prior 0.1 against eps, exact, printed and simulated."""
+    prior = np.full(EXAMPLE_N, EXAMPLE_PRIOR)
+    models = ("LDP", "Opt-LDP", "Opt-LIP")
+    rows = _exact_rows("Example 1", prior, EPS_FIG2, models)
+    rows += _paper_rows("Example 1", prior, EPS_FIG2, ("Opt-LIP (Thm 2)",))
+    for e in EPS_FIG2:
+        for name, value in example1_printed(e).items():
+            ok = math.isfinite(value) and value > 0
+            rows.append({"panel": "Example 1", "n": EXAMPLE_N, "epsilon": e, "model": name, "kind": "paper",
+                         "mse": value, "rmse": math.sqrt(value / EXAMPLE_N) if ok else math.nan})
+    gen = config.generator()
+    rows += _sim_rows("Example 1", prior, [e for e in EPS_SIM if e <= max(EPS_FIG2)], models, config.repeats, gen,
+                      config)
+    return _synthetic(_frame(rows, "synthetic"), n={"synthetic priors": EXAMPLE_N}, prior=EXAMPLE_PRIOR)
+
+
+def _global(config: RunConfig, priors: Sequence[float], eps: Sequence[float], models: Sequence[str],
+            paper: Sequence[str]) -> ExperimentData:
+    rows: list[dict[str, Any]] = []
+    for p in priors:
+        panel = f"P1 = {p:g}"
+        arr = np.array([p])
+        rows += _exact_rows(panel, arr, eps, models)
+        rows += _paper_rows(panel, arr, eps, paper)
+    return _synthetic(_frame(rows, "synthetic"), priors=tuple(priors), epsilons=tuple(eps))
+
+
+def compute_fig5(config: RunConfig) -> ExperimentData:
+    """Fig. 5: context-free LDP, Opt-LDP and Opt-LIP at global priors 0.5 and 0.99, eps 1 to 5 (exact)."""
+    return _global(config, (0.5, 0.99), EPS_FIG5, ("LDP", "Opt-LDP", "Opt-LIP"), ("Opt-LIP (Thm 2)",))
+
+
+def compute_fig6(config: RunConfig) -> ExperimentData:
+    """Fig. 6: the four prior-aware models at global priors 0.5 and 0.01, eps 0 to 10 (exact)."""
+    return _global(config, (0.5, 0.01), EPS_FIG6, ("Opt-LDP", "Opt-LIP", "Opt-LIP eps/2", "Sym-LIP eps/2"),
+                   _protocol.PAPER_MODELS)
+
+
+_FOUR = ("Opt-LDP", "Opt-LIP", "Opt-LIP eps/2", "Sym-LIP eps/2")
+
+
+def _trials(config: RunConfig, n: int) -> int:
+    return max(20, math.ceil(config.repeats * 500 / n))
+
+
+def compute_fig7(config: RunConfig) -> ExperimentData:
+    """Fig. 7: local priors uniform on [0, 1], ``N = 5, 500, 50,000``: exact curves and simulation."""
+    gen = config.generator()
+    rows: list[dict[str, Any]] = []
+    sizes = {}
+    for n in FIG7_N:
+        users = max(1, round(config.scale * n))
+        priors = local_priors(users)
+        panel = f"N = {users:,}"
+        sizes[panel] = users
+        rows += _exact_rows(panel, priors, EPS_FIG6, _FOUR)
+        rows += _paper_rows(panel, priors, EPS_FIG6, ("Opt-LIP (Thm 2)", "Opt-LIP eps/2 (Thm 2)"))
+        rows += _sim_rows(panel, priors, EPS_SIM, _FOUR, _trials(config, users), gen, config)
+    return _synthetic(_frame(rows, "synthetic"), sizes=sizes,
+                      trials={p: _trials(config, n) for p, n in sizes.items()})
+
+
+def compute_fig8(config: RunConfig) -> ExperimentData:
+    """Fig. 8: Kosarak (global prior; stand-in offline) and Gowalla (local priors; held-out stand-in)."""
+    import pandas as pd
+
+    kos = kosarak_data(config.scale)
+    gow = gowalla_data(config.scale)
+    gen = config.generator()
+    parts = {}
+    trials = {kos["label"]: KOSARAK_TRIALS_FACTOR * config.repeats, gow["label"]: config.repeats}
+    for d, priors in ((kos, np.full(kos["x"].size, kos["prior"])), (gow, gow["prior"])):
+        rows = _exact_rows(d["label"], priors, EPS_FIG6, _FOUR)
+        rows += _paper_rows(d["label"], priors, EPS_FIG6, ("Opt-LIP (Thm 2)", "Opt-LIP eps/2 (Thm 2)"))
+        for e in EPS_FIG6:
+            for m in _FOUR:
+                mse = _protocol.conditional_mse(m, priors, d["x"], e)
+                rows.append({"panel": d["label"], "n": int(priors.size), "epsilon": e, "model": m,
+                             "kind": "exact | data", "mse": mse, "rmse": math.sqrt(mse / priors.size)})
+        rows += _sim_rows(d["label"], priors, EPS_SIM, _FOUR, trials[d["label"]], gen, config, x=d["x"])
+        parts[d["label"]] = _frame(rows, d["label"])
+    frame = pd.concat(list(parts.values()), ignore_index=True)
+    return ExperimentData(frame, labels={"kosarak": kos["label"], "gowalla-10core": gow["label"]},
+                          standins=tuple(k for k, d in (("kosarak", kos), ("gowalla-10core", gow)) if d["standin"]),
+                          parts=parts, meta={"n": {kos["label"]: int(kos["x"].size), gow["label"]: int(gow["x"].size)},
+                                             "trials": trials,
+                                             "kosarak": {k: v for k, v in kos.items() if k != "x"},
+                                             "gowalla": {k: v for k, v in gow.items() if k not in ("x", "prior")}})
+
+
+# --------------------------------------------------------------------------- draw
+
+
+def _styled(draw: _Draw) -> _Draw:
+    @functools.wraps(draw)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+
+        with matplotlib.rc_context(cast(Any, dict(_id_figs.STYLE))):
+            return draw(*args, **kwargs)
+
+    return cast(_Draw, wrapper)
+
+
+def _figure(n: int, height: float) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
+    import matplotlib.figure
+
+    ncols = min(2, n)
+    nrows = math.ceil(n / 2)
+    fig = matplotlib.figure.Figure(figsize=(_id_figs.FIG_WIDTH, height * nrows + 0.9), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def _panel(ax: matplotlib.axes.Axes, frame: pd.DataFrame, y: str = "rmse") -> None:
+    for model, g in frame.groupby("model", sort=False):
+        color = COLORS.get(str(model), "0.3")
+        label = _LABELS.get(str(model), str(model))
+        for kind, h in g.groupby("kind", sort=False):
+            h = h.sort_values("epsilon")
+            if kind == "exact":
+                ax.plot(h["epsilon"], h[y], "-", color=color, lw=1.6, label=f"{label} (exact)")
+            elif kind == "exact | data":
+                ax.plot(h["epsilon"], h[y], "-.", color=color, lw=1.1, label=f"{label} (exact, data's inputs)")
+            elif kind == "simulated":
+                err = h["se"] / (2 * h["mse"]) * h["rmse"] if y == "rmse" else h["se"]
+                ax.errorbar(h["epsilon"], h[y], yerr=2 * err, ls="none", marker="o", ms=5, mfc="none", color=color,
+                            label=f"{label} (simulated)")
+            else:
+                ls = ":" if str(model).endswith("printed") else "--"
+                ax.plot(h["epsilon"], h[y], ls, color=color, lw=1.2, alpha=0.85, label=f"{model} (paper)")
+                bad = h[h["feasible"].eq(False)]  # NaN (not applicable) is not False
+                if len(bad):
+                    ax.plot(bad["epsilon"], bad[y], "x", color="k", ms=5)
+    ax.set_yscale("log")
+    ax.set_xlabel(r"privacy budget $\varepsilon$")
+    ax.set_ylabel(r"$\sqrt{\mathcal{E}/N}$" if y == "rmse" else "MSE of the aggregate")
+
+
+def _legend(fig: matplotlib.figure.Figure, axes: Sequence[matplotlib.axes.Axes]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        h, labels = ax.get_legend_handles_labels()
+        for hh, ll in zip(h, labels):
+            handles.setdefault(ll, hh)
+    items = list(handles.items())
+    items.append(("paper's point infeasible (violates LIP)", Line2D([], [], ls="none", marker="x", color="k")))
+    fig.legend([h for _, h in items], [lab for lab, _ in items], loc="outside lower center", ncol=2,
+               frameon=False, fontsize="small")
+
+
+def _draw_panels(data: ExperimentData, y: str = "rmse", height: float = 3.0) -> matplotlib.figure.Figure:
+    frame = data.frame
+    panels = list(dict.fromkeys(frame["panel"]))
+    fig, axes = _figure(len(panels), height)
+    for ax, panel in zip(axes, panels):
+        sub = frame[frame["panel"] == panel]
+        _panel(ax, sub, y)
+        ax.set_title(panel)
+        exact = sub.loc[sub["kind"] == "exact", y]
+        exact = exact[exact > 0]
+        if len(exact):
+            ax.set_ylim(bottom=float(exact.min()) / 3)
+    _legend(fig, axes)
+    return fig
+
+
+@_styled
+def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Example 1: total MSE of the aggregate against eps, exact, printed and simulated."""
+    fig = _draw_panels(data, y="mse", height=4.0)
+    fig.axes[0].set_ylim(1e-2, 1e3)
+    return fig
+
+
+@_styled
+def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Fig. 5: one panel per global prior."""
+    return _draw_panels(data)
+
+
+@_styled
+def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Fig. 6: one panel per global prior."""
+    return _draw_panels(data)
+
+
+@_styled
+def draw_fig7(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Fig. 7: one panel per number of users."""
+    return _draw_panels(data)
+
+
+@_styled
+def draw_fig8(data: ExperimentData) -> matplotlib.figure.Figure:
+    """Fig. 8: Kosarak (stand-in offline) left, Gowalla (held-out stand-in) right."""
+    return _draw_panels(data, height=3.4)
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _defaults(experiment_id: str) -> RunConfig:
+    return RunConfig(repeats=REPEATS[experiment_id], seed=DEFAULT_SEEDS[experiment_id], scale=1.0)
+
+
+_SYN: tuple[str, ...] = ()  # the priors are generated in the compute functions
+register(Experiment("lip-fig2", "Example 1: error of the aggregate against eps (N = 100, prior 0.1)", PAPER,
+                    "Fig. 2", "figure", _SYN, compute_fig2, draw_fig2, _defaults("lip-fig2"), "sec-lip-fig2"))
+register(Experiment("lip-fig5", "Context-free LDP, Opt-LDP and Opt-LIP at priors 0.5 and 0.99", PAPER, "Fig. 5",
+                    "figure", _SYN, compute_fig5, draw_fig5, _defaults("lip-fig5"), "sec-lip-fig5"))
+register(Experiment("lip-fig6", "Prior-aware models at global priors 0.5 and 0.01", PAPER, "Fig. 6", "figure",
+                    _SYN, compute_fig6, draw_fig6, _defaults("lip-fig6"), "sec-lip-fig6"))
+register(Experiment("lip-fig7", "Local priors uniform on [0, 1], N = 5, 500, 50,000", PAPER, "Fig. 7", "figure",
+                    _SYN, compute_fig7, draw_fig7, _defaults("lip-fig7"), "sec-lip-fig7"))
+register(Experiment("lip-fig8", "Kosarak (global prior) and Gowalla (local priors)", PAPER, "Fig. 8", "figure",
+                    ("kosarak", "gowalla-10core"), compute_fig8, draw_fig8, _defaults("lip-fig8"), "sec-lip-fig8"))
