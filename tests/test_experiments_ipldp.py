@@ -4,7 +4,6 @@ the simulated errors agree with their exact expectations."""
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from pathlib import Path
@@ -12,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import REPO, reproduce_with_cli
 from ldpkit import GRR, IPRR, URR
 from ldpkit.budgets import ipldp_levels
-from ldpkit.cli import main
 from ldpkit.experiments import RunConfig, ipldp_figures, list_experiments, run
 from ldpkit.experiments import ipldp as exp
 from ldpkit.iprr import mle_keep_or_resample
@@ -174,14 +172,7 @@ def test_table2_is_the_papers() -> None:
 @pytest.mark.parametrize("eid", sorted(IDS))
 def test_every_ipldp_experiment_reproduces_through_the_cli(eid: str, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out"
-    assert main(["reproduce", eid, "--repeats", "2", "--scale", "0.02", "--out", str(out)]) == 0
-    stdout = capsys.readouterr().out
-    expected = [f"{eid}.csv"] if IDS[eid][1] == "table" else [f"{eid}.csv", f"{eid}.pdf", f"{eid}.png"]
-    assert sorted(p.name for p in out.iterdir()) == expected
-    with open(out / f"{eid}.csv", newline="") as fh:
-        rows = list(csv.reader(fh))
-    assert len(rows) > 1
+    stdout, rows = reproduce_with_cli(eid, IDS[eid][1], tmp_path / "out", capsys)
     if eid != "ipldp-table2":
         assert "stand-in: Kosarak (stand-in)" in stdout
         assert any("Kosarak (stand-in)" in cell for row in rows[1:] for cell in row)

@@ -11,9 +11,9 @@ exposing ``.channel()``.  Each notion is its own module:
 * :mod:`~ldpkit.accountant.uldp` -- ULDP (Murakami and Kawamoto, Definition 2; IPLDP
   chapter, :prf:ref:`def-uldp`);
 * :mod:`~ldpkit.accountant.lip` and :mod:`~ldpkit.accountant.mip` -- LIP and MIP (Jiang,
-  Li, Tandon, Definitions 2-3; forthcoming LIP chapter (planned labels ``def-lip`` and ``def-mip``));
+  Li, Tandon, Definitions 2-3; LIP chapter, :prf:ref:`def-lip` and :prf:ref:`def-mip`);
 * :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose
-  (forthcoming FLDP chapter (planned label ``def-fldp``)).
+  (FLDP chapter, :prf:ref:`def-fldp`).
 
 :func:`privacy_profile` (:mod:`~ldpkit.accountant.profile`) reports what one channel
 guarantees under each of these notions at once, to tell whether two mechanisms are compared at

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 # idldp_figures and ipldp_figures are paper families: importing them registers their experiments
 from . import config, downloads, idldp, idldp_figures, ipldp, ipldp_figures, registry
+from . import lip, lip_figures  # noqa: F401  (the LIP paper family registers its figures)
+from . import fldp, fldp_figures  # the FLDP paper family (registers fldp-*)
 from .config import RunConfig, subsample
 from .downloads import csv_download_html
 from .registry import (
