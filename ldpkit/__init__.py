@@ -22,7 +22,7 @@ from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
 from .lip import BinaryRR
 from .iprr import IPRR
-from . import accountant, budgets, claims, datasets, idue, lip, metrics, postprocess
+from . import accountant, budgets, claims, datasets, idue, lip, metrics, postprocess, streaming
 
 __version__ = "0.1.0"
 
@@ -75,4 +75,5 @@ __all__ = [
     "metrics",
     "postprocess",
     "lip",
+    "streaming",
 ]

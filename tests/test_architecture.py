@@ -44,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "idue": ORACLES | {"unary", "padding"},
     "datasets": {"_rng", "_validation", "padding"},
     "mechanisms": MECHANISMS,
+    "streaming": {"_rng", "_validation", "base"},
     "testing": ORACLES | MECHANISMS,
     "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "claims"},
     "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "claims", "experiments"},
