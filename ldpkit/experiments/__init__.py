@@ -25,10 +25,20 @@ Examples
 
 from __future__ import annotations
 
-# idldp_figures and ipldp_figures are paper families: importing them registers their experiments
-from . import config, downloads, idldp, idldp_figures, ipldp, ipldp_figures, registry
-from . import lip, lip_figures  # noqa: F401  (the LIP paper family registers its figures)
-from . import fldp, fldp_figures  # the FLDP paper family (registers fldp-*)
+# the *_figures modules are the paper families: importing them registers their experiments
+from . import (
+    config,
+    downloads,
+    fldp,
+    fldp_figures,
+    idldp,
+    idldp_figures,
+    ipldp,
+    ipldp_figures,
+    lip,
+    lip_figures,
+    registry,
+)
 from .config import RunConfig, subsample
 from .downloads import csv_download_html
 from .registry import (
@@ -52,11 +62,15 @@ __all__ = [
     "csv_download_html",
     "config",
     "downloads",
+    "fldp",
+    "fldp_figures",
     "get",
     "idldp",
     "idldp_figures",
     "ipldp",
     "ipldp_figures",
+    "lip",
+    "lip_figures",
     "ids",
     "list_experiments",
     "register",

@@ -17,6 +17,7 @@ import math
 import numbers
 import sys
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, overload
 
 import numpy as np
@@ -117,6 +118,14 @@ class RunConfig:
         if self.progress is None:
             return bool(sys.stderr.isatty())
         return self.progress
+
+    def track(self, iterable: Iterable[Any], total: int, desc: str) -> Iterable[Any]:
+        """``iterable`` behind a tqdm progress bar when ``show_progress()``, else unchanged."""
+        if not self.show_progress():
+            return iterable
+        from tqdm import tqdm
+
+        return tqdm(iterable, total=total, desc=desc)
 
     def offset_seed(self, offset: int) -> RunConfig:
         """This configuration with ``seed + offset`` (``None`` stays ``None``).

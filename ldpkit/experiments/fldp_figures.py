@@ -45,7 +45,6 @@ from .registry import Experiment, ExperimentData, register
 
 if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
-    import pandas as pd
 
 __all__ = [
     "BROWN",

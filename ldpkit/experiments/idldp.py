@@ -136,14 +136,6 @@ class SolutionCache:
         return self._store[key]
 
 
-def _progress(iterable: Iterable[Any], total: int, desc: str, config: RunConfig) -> Iterable[Any]:
-    if not config.show_progress():
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc=desc)
-
-
 def _frame(rows: list[dict[str, Any]]) -> Any:
     import pandas as pd
 
@@ -241,7 +233,7 @@ def run_single_item(
         mechanisms, SINGLE_ITEM_MECHANISMS, config, ks, counts.size, cache
     )
     rows: list[dict[str, Any]] = []
-    for eps in _progress(grid, len(grid), "eps", config):
+    for eps in config.track(grid, len(grid), "eps"):
         rows += _single_item_rows({"eps": eps}, counts, eps, protocol, names, config.repeats, ks, gen, cache)
     return _frame(rows)
 
@@ -302,7 +294,7 @@ def run_budget_shares(
     )
     ratio = eps_large / eps_small
     rows: list[dict[str, Any]] = []
-    for share in _progress(grid, len(grid), "share", config):
+    for share in config.track(grid, len(grid), "share"):
         protocol = BudgetProtocol((1.0, ratio), (share, 1.0 - share))
         rows += _single_item_rows({"share": share}, counts, eps_small, protocol, names, config.repeats, ks, gen, cache)
     return _frame(rows)
@@ -367,7 +359,7 @@ def run_itemsets(
         raise ValueError(f"theory must be True or False, got {theory!r}")
     true = sets.true_counts().astype(float)
     rows: list[dict[str, Any]] = []
-    for ell in _progress(ell_grid, len(ell_grid), "ell", config):
+    for ell in config.track(ell_grid, len(ell_grid), "ell"):
         sampler = PaddingSampling(lambda k: OUE(k, 1.0), m, ell)
         sampled = sampler.sampled_counts(sets, rng=gen, trials=config.repeats)
         for rep in range(config.repeats):

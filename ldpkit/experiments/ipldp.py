@@ -175,14 +175,6 @@ def _check_grid(values: Iterable[float], name: str, low: float, low_open: bool) 
     return grid
 
 
-def _progress(iterable: Iterable[Any], total: int, desc: str, config: RunConfig) -> Iterable[Any]:
-    if not config.show_progress():
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc=desc)
-
-
 def _sample(counts: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
     if size == int(counts.sum()):
         return counts
@@ -264,7 +256,7 @@ def run_sample_ratio(
     gen = as_generator(config.seed)
     n = int(counts.sum())
     rows: list[dict[str, Any]] = []
-    for sr in _progress(grid, len(grid), "SR", config):
+    for sr in config.track(grid, len(grid), "SR"):
         users = max(1, round(sr * n))
         rows += _repeat_rows({"sr": sr}, counts, users, oracles, config.repeats, gen)
     return _frame(rows)
@@ -300,7 +292,7 @@ def run_nonsensitive_ratio(
     gen = as_generator(config.seed)
     users = max(1, round(sr * int(counts.sum())))
     rows: list[dict[str, Any]] = []
-    for nr, assignment in _progress(zip(grid, assignments), len(grid), "NR", config):
+    for nr, assignment in config.track(zip(grid, assignments), len(grid), "NR"):
         oracles = {name: make_oracle(name, assignment.epsilons) for name in names}
         rows += _repeat_rows({"nr": nr}, counts, users, oracles, config.repeats, gen)
     return _frame(rows)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -237,7 +237,7 @@ def _sim_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Sequ
               gen: np.random.Generator, config: RunConfig, x: np.ndarray | None = None) -> list[dict[str, Any]]:
     rows = []
     cells = [(e, m) for e in eps for m in models]
-    for e, m in _progress(cells, len(cells), f"simulating {panel}", config):
+    for e, m in config.track(cells, len(cells), f"simulating {panel}"):
         sq = _protocol.simulate_squared_errors(m, priors, e, trials, gen, x=x)
         mean = float(sq.mean())
         exact, var = _protocol.squared_error_moments(m, priors, e, x)
@@ -245,14 +245,6 @@ def _sim_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Sequ
                      "mse": mean, "rmse": math.sqrt(mean / priors.size), "se": math.sqrt(var / trials),
                      "mse_exact": exact})
     return rows
-
-
-def _progress(iterable: Iterable[Any], total: int, desc: str, config: RunConfig) -> Iterable[Any]:
-    if not config.show_progress():
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc=desc)
 
 
 def _frame(rows: list[dict[str, Any]], dataset: str) -> pd.DataFrame:
