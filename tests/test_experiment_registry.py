@@ -3,12 +3,14 @@ ID-LDP figures registered from ldpkit.experiments.idldp_figures."""
 
 from __future__ import annotations
 
+import base64
 import doctest
 import io
 import math
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -206,7 +208,7 @@ def test_chapter_figures_are_numbered_captioned_and_downloadable() -> None:
         label = re.search(r"^:name: (\S+)$", body, re.M).group(1)
         assert f"{{numref}}`{label}`" in text, label
     # each figure's data is offered as CSV, and every glued figure is pasted
-    assert text.count("csv_link(fig") >= 7
+    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) >= 7
     glued = set(re.findall(r'glue\(\s*"(fig-idldp-[^"]+)"', text))
     assert glued == set(figures)
 
@@ -272,6 +274,31 @@ def test_register_run_and_save(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Non
     assert pd.read_csv(written[2]).columns.tolist() == ["repeats", "seed", "offset"]
     with pytest.raises(ValueError, match="RunConfig"):
         run(toy, {"repeats": 2})  # type: ignore[arg-type]
+
+
+def test_result_glue_facts_csv_link_and_seconds() -> None:
+    def slow_compute(config: RunConfig) -> ExperimentData:
+        time.sleep(0.02)
+        return _toy_compute(config)
+
+    toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "figure", ("toy",), slow_compute, _toy_draw,
+                     RunConfig(repeats=3, seed=9))
+    result = run(toy, draw=False)
+    # the time of compute and draw, measured by run; None for a result built by hand
+    assert isinstance(result.seconds, float) and 0.02 <= result.seconds < 60
+    assert registry.ExperimentResult(toy, result.config, result.data).seconds is None
+    # glue names: the caption facts under the key
+    facts = result.glue_facts("fig1")
+    assert facts == {f"fig1_{name}": value for name, value in result.caption_facts().items()}
+    assert facts["fig1_data"] == "Toy (stand-in)" and facts["fig1_command"] == "ldpkit reproduce toy-fig1"
+    for bad in ("", "fig 1", "fig-1", 3):
+        with pytest.raises(ValueError, match="key must be"):
+            result.glue_facts(bad)  # type: ignore[arg-type]
+    # the download link carries the frame as <id>.csv
+    link = result.csv_link_html()
+    payload = re.search(r'href="data:text/csv;base64,([^"]+)"', link).group(1)
+    assert link.startswith('<a download="toy-fig1.csv"')
+    assert pd.read_csv(io.BytesIO(base64.b64decode(payload))).to_dict("records") == result.frame.to_dict("records")
 
 
 @pytest.mark.parametrize(

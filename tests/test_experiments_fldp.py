@@ -137,7 +137,7 @@ def test_every_fldp_experiment_reproduces_through_the_cli(eid: str, tmp_path: Pa
 def test_chapter_runs_and_shows_every_registered_fldp_experiment() -> None:
     text = CHAPTER.read_text()
     assert text.count("(fldp-experiments)=") == 1
-    called = set(re.findall(r'timed\("([^"]+)"', text))
+    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
     assert called == set(IDS)
     for e in list_experiments():
         if e.paper == "zhao2022fldp":
@@ -151,4 +151,4 @@ def test_chapter_runs_and_shows_every_registered_fldp_experiment() -> None:
         assert "{cite}`zhao2022fldp`" in caption and "Reproduces" in caption, key
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
-    assert text.count("csv_link(fig") == 4
+    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) == 4

@@ -182,7 +182,7 @@ def test_every_ipldp_experiment_reproduces_through_the_cli(eid: str, tmp_path: P
 def test_chapter_runs_and_shows_every_registered_ipldp_experiment() -> None:
     text = CHAPTER.read_text()
     assert text.count("(ipldp-experiments)=") == 1
-    called = set(re.findall(r'timed\("([^"]+)"', text))
+    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
     assert called == set(IDS)
     for e in list_experiments():
         if e.paper == "li2023ipldp":
@@ -199,4 +199,4 @@ def test_chapter_runs_and_shows_every_registered_ipldp_experiment() -> None:
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
         assert f"{{numref}}`{key}`" in text, key
-    assert text.count("csv_link(fig") == 3
+    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) == 3

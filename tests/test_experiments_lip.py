@@ -163,7 +163,7 @@ def test_every_lip_figure_reproduces_through_the_cli(eid: str, tmp_path: Path,
 def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
     text = CHAPTER.read_text()
     assert text.count("(lip-experiments)=") == 1
-    called = set(re.findall(r'timed\("([^"]+)"', text))
+    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
     assert called == set(IDS)
     for e in list_experiments():
         if e.paper == "jiang2018lip":
@@ -178,4 +178,4 @@ def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
         assert re.search(r"{glue:text}`fig\d_data`", caption), key
         assert "`ldpkit reproduce lip-fig" in caption, key
         assert f"{{numref}}`{key}`" in text or key in text, key
-    assert text.count("csv_link(fig") == 5
+    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) == 5

@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import numbers
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .config import RunConfig
+from .downloads import csv_download_html
 
 if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
@@ -47,6 +49,7 @@ __all__ = [
 ]
 
 _ID = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
+_KEY = re.compile(r"^\w+$", re.ASCII)
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,6 +184,9 @@ class ExperimentResult:
         The :class:`ExperimentData` returned by the compute function.
     figure
         The matplotlib figure (``None`` for tables or when run with ``draw=False``).
+    seconds
+        Wall-clock seconds :func:`run` took to compute the data and draw the figure (``None``
+        for a result built by hand); the book quotes it for its longest runs.
 
     Examples
     --------
@@ -192,12 +198,15 @@ class ExperimentResult:
     >>> result = run(toy, RunConfig(repeats=2))
     >>> result.frame["repeats"].tolist(), result.standins, result.any_standin, result.figure
     ([2], ('Toy (stand-in)',), True, None)
+    >>> result.seconds >= 0
+    True
     """
 
     experiment: Experiment
     config: RunConfig
     data: ExperimentData
     figure: matplotlib.figure.Figure | None = None
+    seconds: float | None = None
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -287,6 +296,50 @@ class ExperimentResult:
             "scale": f"{self.config.scale:g}",
             "command": self.command,
         }
+
+    def glue_facts(self, key: str) -> dict[str, str]:
+        """:meth:`caption_facts` under the names a chapter glues them: ``f"{key}_{fact}"``.
+
+        A chapter glues each pair (``glue(name, value, display=False)``) and its figure caption
+        pastes the glued values, ``fig2_data``, ``fig2_seed`` and so on.
+
+        Raises
+        ------
+        ValueError
+            If ``key`` is not a non-empty string of letters, digits and ``_``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> def compute(config):
+        ...     return ExperimentData(pd.DataFrame({"x": [1]}), labels={"a": "Retail"})
+        >>> toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "table", ("a",), compute, None,
+        ...                  RunConfig(repeats=10, seed=7))
+        >>> facts = run(toy).glue_facts("fig1")
+        >>> facts["fig1_data"], facts["fig1_seed"], facts["fig1_command"]
+        ('Retail', '7', 'ldpkit reproduce toy-fig1')
+        """
+        if not isinstance(key, str) or not _KEY.match(key):
+            raise ValueError(f"key must be letters, digits and '_' (a glue name prefix), got {key!r}")
+        return {f"{key}_{name}": value for name, value in self.caption_facts().items()}
+
+    def csv_link_html(self) -> str:
+        """An HTML link that downloads :attr:`frame` as ``<experiment id>.csv``.
+
+        The book shows one under every figure (``display(HTML(result.csv_link_html()))``); see
+        :func:`~ldpkit.experiments.csv_download_html`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> def compute(config):
+        ...     return ExperimentData(pd.DataFrame({"x": [1, 2]}), labels={})
+        >>> toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "table", (), compute, None)
+        >>> link = run(toy).csv_link_html()
+        >>> link.startswith('<a download="toy-fig1.csv" href="data:text/csv;base64,'), link.endswith("2 rows)</a>")
+        (True, True)
+        """
+        return csv_download_html(self.frame, f"{self.experiment.id}.csv")
 
     def save(self, directory: str | Path = ".", *, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
         """Write the figure (one file per format) and the frame as CSV into ``directory``.
@@ -396,6 +449,8 @@ def run(
     Returns
     -------
     ExperimentResult
+        With :attr:`~ExperimentResult.seconds`, the wall-clock time of the compute and draw
+        functions.
     """
     exp = experiment if isinstance(experiment, Experiment) else get(experiment)
     if config is None:
@@ -404,8 +459,10 @@ def run(
         raise ValueError(f"config must be a RunConfig or None, got {type(config).__name__}")
     if not isinstance(draw, bool):
         raise ValueError(f"draw must be True or False, got {draw!r}")
+    start = time.perf_counter()
     data = exp.compute(config, **options)
     if not isinstance(data, ExperimentData):
         raise TypeError(f"{exp.id}: compute returned {type(data).__name__}, expected ExperimentData")
     figure = exp.draw(data) if (draw and exp.draw is not None) else None
-    return ExperimentResult(experiment=exp, config=config, data=data, figure=figure)
+    seconds = time.perf_counter() - start
+    return ExperimentResult(experiment=exp, config=config, data=data, figure=figure, seconds=seconds)
