@@ -212,7 +212,12 @@ def fwht(values: ArrayLike) -> np.ndarray:
     return out
 
 
-def hadamard_placements(side_counts: ArrayLike, rng: RNGLike = None) -> np.ndarray:
+#: ``hadamard_placements(method="auto")`` places users one by one when there are at most this many
+#: per ``K log2 K`` binomials of the tree (one placement costs about a tenth of one binomial)
+DIRECT_PLACEMENTS_PER_BINOMIAL = 8
+
+
+def hadamard_placements(side_counts: ArrayLike, rng: RNGLike = None, method: str = "auto") -> np.ndarray:
     """Histogram over ``[0, K)`` of independent uniform placements on the sides of Hadamard rows.
 
     ``side_counts[r, t]`` placements are made uniformly on ``{k : popcount(r & k) = t mod 2}``
@@ -221,7 +226,10 @@ def hadamard_placements(side_counts: ArrayLike, rng: RNGLike = None) -> np.ndarr
     ``O(K log K)`` binomials: split every group on the top bit of the position (a fair
     binomial, except for the group ``r = top bit``, whose side fixes that bit), and merge the
     groups whose remaining row bits and parity coincide -- their remaining laws are equal, and
-    independent multinomials with equal probabilities add up to one multinomial.
+    independent multinomials with equal probabilities add up to one multinomial.  When there are
+    few placements for ``K`` (``n <= 8 K log2 K``), placing them one by one is cheaper and has the
+    same law: a uniform position on ``[0, K)``, moved to the requested side by flipping the row's
+    lowest set bit when it is on the other side (a bijection between the two sides).
 
     Parameters
     ----------
@@ -229,11 +237,17 @@ def hadamard_placements(side_counts: ArrayLike, rng: RNGLike = None) -> np.ndarr
         Integer array of shape ``(K, 2)``, ``K`` a power of two.
     rng
         Generator, seed or ``None``.
+    method
+        ``"tree"`` (the binomial splits, cost independent of the number of placements),
+        ``"direct"`` (one draw per placement) or ``"auto"`` (the cheaper of the two).
 
     Examples
     --------
     >>> from ldpkit.hadamard import hadamard_placements
-    >>> hadamard_placements([[0, 0], [5, 0], [0, 0], [0, 0]], rng=0).tolist()  # row 1's +1 side: {0, 2}
+    >>> sides = [[0, 0], [5, 0], [0, 0], [0, 0]]   # five placements on row 1's +1 side, {0, 2}
+    >>> hadamard_placements(sides, rng=0).tolist()
+    [2, 0, 3, 0]
+    >>> hadamard_placements(sides, rng=0, method="tree").tolist()  # same law, another stream
     [3, 0, 2, 0]
     """
     arr = np.asarray(side_counts)
@@ -243,7 +257,12 @@ def hadamard_placements(side_counts: ArrayLike, rng: RNGLike = None) -> np.ndarr
     counts = check_counts(arr.reshape(-1), name="side_counts", allow_zero_total=True).reshape(k, 2)
     if counts[0, 1]:
         raise ValueError(f"side_counts[0, 1] must be 0 (row 0 has no -1 positions), got {int(counts[0, 1])}")
+    if method not in ("auto", "tree", "direct"):
+        raise ValueError(f"method must be 'auto', 'tree' or 'direct', got {method!r}")
     gen = as_generator(rng)
+    total = int(counts.sum())
+    if method == "direct" or (method == "auto" and total <= DIRECT_PLACEMENTS_PER_BINOMIAL * k * max(1, k.bit_length() - 1)):
+        return _placements_direct(counts, total, gen)
     state = counts.reshape(1, k, 2)  # (nodes = fixed top bits of k, remaining row bits, parity)
     nodes, rest = 1, k
     while rest > 1:
@@ -259,6 +278,15 @@ def hadamard_placements(side_counts: ArrayLike, rng: RNGLike = None) -> np.ndarr
         state = np.stack((child0, child1), axis=1).reshape(2 * nodes, half, 2)
         nodes, rest = 2 * nodes, half
     return np.ascontiguousarray(state[:, 0, 0])
+
+
+def _placements_direct(counts: np.ndarray, total: int, gen: np.random.Generator) -> np.ndarray:
+    """:func:`hadamard_placements` one placement at a time (row 0 has only the ``+1`` side)."""
+    k = counts.shape[0]
+    cell = np.repeat(np.arange(2 * k, dtype=np.int64), counts.reshape(-1))  # 2 * row + side
+    rows, side = cell >> 1, cell & 1
+    pos = gen.integers(0, k, size=total, dtype=np.int64)
+    return np.bincount(_on_side(rows, rows & -rows, pos, side), minlength=k)
 
 
 def _rows_lowbit(d: int) -> tuple[np.ndarray, np.ndarray]:

@@ -66,6 +66,8 @@ def test_helpers_refuse_bad_arguments() -> None:
         hadamard_placements([[0, 1], [0, 0]])
     with pytest.raises(ValueError, match="shape"):
         hadamard_placements([1, 2, 3, 4])
+    with pytest.raises(ValueError, match="method"):
+        hadamard_placements([[1, 0], [0, 0]], method="fast")
     assert [hadamard_order(d) for d in (2, 3, 4, 1023, 1024)] == [4, 4, 8, 1024, 2048]
 
 
@@ -86,12 +88,15 @@ def _placement_law(groups: list[tuple[np.ndarray, int]], k: int) -> dict[tuple[i
     return law
 
 
-def test_hadamard_placements_has_the_exact_law_of_the_histogram() -> None:
-    """Chi-square against the enumerated law (792 histograms); power against a fair-split-only sampler.
+@pytest.mark.parametrize("method", ["tree", "direct"])
+def test_hadamard_placements_has_the_exact_law_of_the_histogram(method: str) -> None:
+    """Chi-square against the enumerated law (792 histograms), for both samplers; power against a
+    fair-split-only sampler.
 
-    The plausible mistake: splitting every group fairly on every bit, forgetting that a row whose
-    only remaining bit is the top one has its side fixed.  Then row 4's placement would be uniform
-    on all 8 positions; the noncentrality of that law at this sample size gives power > 0.999.
+    The plausible mistakes: for the tree, splitting every group fairly on every bit, forgetting
+    that a row whose only remaining bit is the top one has its side fixed; for the direct sampler,
+    not moving a position onto its side.  Either way row 4's placement would be uniform on all 8
+    positions; the noncentrality of that law at this sample size gives power > 0.999.
     """
     k = 8
     h = sylvester(k)
@@ -106,7 +111,7 @@ def test_hadamard_placements_has_the_exact_law_of_the_histogram() -> None:
     rng = np.random.default_rng(11)
     observed = np.zeros(len(keys))
     for _ in range(draws):
-        observed[index[tuple(hadamard_placements(sides, rng).tolist())]] += 1
+        observed[index[tuple(hadamard_placements(sides, rng, method=method).tolist())]] += 1
     level = 1e-6
     stat, dof, pval = ldpkit.testing.chi_square_gof(observed, probs)
     assert pval >= level, (stat, dof, pval)
