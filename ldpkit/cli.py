@@ -3,7 +3,7 @@
 Usage::
 
     ldpkit list                                    # one line per registered figure or table
-    ldpkit reproduce ID [--out DIR] [--seed S] [--repeats R] [--scale F]
+    ldpkit reproduce ID [--out DIR] [--seed S] [--repeats R] [--scale F] [--jobs N] [--scheduler ADDRESS]
     ldpkit datasets                                # which real files are found, which are stand-ins
 
 ``reproduce`` runs one experiment of :mod:`ldpkit.experiments` (its defaults reproduce the book)
@@ -11,7 +11,10 @@ with a progress bar on stderr, writes ``ID.png``, ``ID.pdf`` (figures only) and 
 ``DIR`` (default: the current directory), prints the paths written and, when a dataset was a
 stand-in, a line naming it.  ``--seed`` changes the mechanisms' randomness, not the data;
 ``--scale`` uses a fixed seeded subsample of each dataset's users (see
-:mod:`ldpkit.experiments.idldp_figures`).  ``python -m ldpkit`` is the same command.
+:mod:`ldpkit.experiments.idldp_figures`).  ``--jobs N`` runs the points of each sweep on ``N``
+worker processes (``-1``: every core) and ``--scheduler ADDRESS`` on the Dask cluster whose
+scheduler listens there (``jobs`` then defaults to ``-1``, every worker); the numbers are the same
+either way (:class:`~ldpkit.experiments.RunConfig`).  ``python -m ldpkit`` is the same command.
 
 Exit status: 0 on success, 2 on a usage error (unknown id, bad option value), reported on
 stderr before any work is done.
@@ -20,11 +23,12 @@ stderr before any work is done.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["main"]
 
@@ -65,6 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--repeats", type=int, default=None, help="repeats per setting, >= 1 (default: the book's)")
     rep.add_argument("--scale", type=_scale_arg, default=None,
                      help="fraction in (0, 1] of each dataset's users (default: the book's, 1)")
+    rep.add_argument("--jobs", type=int, default=None, metavar="N",
+                     help="parallel workers for the points of a sweep, >= 1 or -1 for every core (default: 1); "
+                     "the results do not depend on it")
+    rep.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                     help="run the sweeps on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786 "
+                     "(needs ldpkit[cluster]; --jobs defaults to -1, every worker)")
     sub.add_parser("datasets", help="for every dataset: real file found, or stand-in")
     return parser
 
@@ -86,27 +96,44 @@ def _cmd_reproduce(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # every check before any work
     try:
         exp = experiments.get(args.id)
-        changes = {name: value for name in ("seed", "repeats", "scale")
-                   if (value := getattr(args, name)) is not None}
+        changes: dict[str, object] = {name: value for name in ("seed", "repeats", "scale", "jobs")
+                                      if (value := getattr(args, name)) is not None}
+        if args.scheduler is not None:
+            changes = {"jobs": -1, **changes, "backend": "dask"}
         config = exp.defaults.replace(progress=True, **changes)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
     directory = Path(args.out)
     if directory.exists() and not directory.is_dir():
         raise _UsageError(f"--out must be a directory, got the file {args.out!r}")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _UsageError(f"--out: cannot create directory {args.out!r} ({exc.strerror})") from None
+    with contextlib.ExitStack() as stack:
+        if args.scheduler is not None:
+            stack.enter_context(_connect(args.scheduler))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _UsageError(f"--out: cannot create directory {args.out!r} ({exc.strerror})") from None
 
-    err.write(
-        f"{exp.id} ({exp.paper}, {exp.item}): repeats={config.repeats}, seed={config.seed}, scale={config.scale:g}\n"
-    )
-    result = experiments.run(exp, config)
+        where = f", scheduler={args.scheduler}" if args.scheduler is not None else ""
+        err.write(f"{exp.id} ({exp.paper}, {exp.item}): repeats={config.repeats}, seed={config.seed}, "
+                  f"scale={config.scale:g}, jobs={config.jobs}{where}\n")
+        result = experiments.run(exp, config)
     out.writelines(f"{path}\n" for path in result.save(directory))
     if result.any_standin:
         out.write(f"stand-in: {', '.join(result.standins)} (real data not found; see `ldpkit datasets`)\n")
     return 0
+
+
+def _connect(address: str) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address`` (a context manager); a usage error if impossible."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise _UsageError("--scheduler needs dask.distributed: pip install 'ldpkit[cluster]'") from None
+    try:
+        return Client(address, timeout=10)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise _UsageError(f"--scheduler: cannot connect to {address!r} ({exc})") from None
 
 
 def _dataset_status(key: str) -> tuple[str, str]:

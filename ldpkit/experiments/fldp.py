@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -144,7 +145,9 @@ def run_epsilons(
     mechanisms
         Subset of :data:`MECHANISMS`.
     config
-        ``repeats`` (the paper: 10) and ``seed``; ``scale`` must be 1.
+        ``repeats`` (the paper: 10), ``seed`` (each budget draws from its own stream, spawned by
+        :meth:`~ldpkit.experiments.RunConfig.map`), ``progress``, ``jobs`` and ``backend`` (the
+        budgets run in parallel, with the same results); ``scale`` must be 1.
 
     Returns
     -------
@@ -164,14 +167,14 @@ def run_epsilons(
         raise ValueError(f"every k must lie in 1..d={d}, got {ks!r}")
     names = check_mechanism_names(mechanisms, tuple(MECHANISMS))
     config = check_run_config(config)
-    gen = as_generator(config.seed)
     n = int(c.sum())
     f = c / n
     order = metrics.top_k_items(c, max(kk))  # rank order, ties by index
-    rows = []
-    for eps in grid:
+
+    def point(eps: float, gen: np.random.Generator) -> list[dict[str, Any]]:
         oracles = {name: make_oracle(name, d, eps) for name in names}
         theory = {name: o.variance(c)[order] / n**2 for name, o in oracles.items()}
+        rows = []
         for rep in range(config.repeats):
             for name, oracle in oracles.items():
                 est = simulate_estimate(oracle, c, gen) / n
@@ -187,7 +190,9 @@ def run_epsilons(
                         "ncr": metrics.ncr(f, est, k),
                         "se_theory": float(theory[name][:k].mean()),
                     })
-    return pd.DataFrame(rows)
+        return rows
+
+    return pd.DataFrame(list(chain.from_iterable(config.map(point, grid, "epsilon"))))
 
 
 def report_bits(oracle: FrequencyOracle) -> int:

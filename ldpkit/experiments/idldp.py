@@ -13,8 +13,10 @@ and then the inner oracle's estimate from them.  The ID-LDP experiments chapter
 frames returned here through the figure registry (:mod:`ldpkit.experiments.idldp_figures`).
 
 Every ``run_*`` function takes a :class:`~ldpkit.experiments.RunConfig`: its ``repeats``,
-its ``seed`` (the generator of the whole run is ``numpy.random.default_rng(seed)``, so a run is
-reproducible from the configuration alone) and its ``progress``.  ``config.scale`` selects users
+its ``seed`` (every point of the swept grid draws from its own stream, spawned from the seed by
+:meth:`~ldpkit.experiments.RunConfig.map`, so a run is reproducible from the configuration
+alone), its ``progress`` and its ``jobs`` and ``backend`` (the grid's points run in parallel,
+with the same results).  ``config.scale`` selects users
 of a *dataset* and must be applied to the data first (:func:`~ldpkit.experiments.subsample`):
 these functions take the counts or item sets they are given and refuse a ``scale`` below 1.
 
@@ -29,13 +31,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
 
 from .. import idue as _idue
 from .. import metrics
-from .._rng import as_generator
 from .._validation import check_counts, check_epsilon, check_positive_int
 from ..base import FrequencyOracle
 from ..budgets import level_structure, random_levels
@@ -153,14 +155,14 @@ def _check_ks(ks: Sequence[int], m: int) -> tuple[int, ...]:
 def _common_arguments(
     mechanisms: Sequence[str], allowed: tuple[str, ...], config: RunConfig | None, ks: Sequence[int], m: int,
     cache: SolutionCache | None,
-) -> tuple[tuple[str, ...], RunConfig, tuple[int, ...], np.random.Generator, SolutionCache]:
-    """Validate the arguments every protocol shares; normalise the generator and the cache."""
+) -> tuple[tuple[str, ...], RunConfig, tuple[int, ...], SolutionCache]:
+    """Validate the arguments every protocol shares; normalise the cache."""
     names = check_mechanism_names(mechanisms, allowed)
     config = check_run_config(config)
     ks = _check_ks(ks, m)
     if cache is not None and not isinstance(cache, SolutionCache):
         raise ValueError(f"cache must be a SolutionCache or None, got {type(cache).__name__}")
-    return names, config, ks, as_generator(config.seed), SolutionCache() if cache is None else cache
+    return names, config, ks, SolutionCache() if cache is None else cache
 
 
 def _check_eps_grid(epsilons: Iterable[float]) -> tuple[float, ...]:
@@ -229,13 +231,14 @@ def run_single_item(
     """
     counts = check_counts(counts)
     grid = _check_eps_grid(epsilons)
-    names, config, ks, gen, cache = _common_arguments(
+    names, config, ks, cache = _common_arguments(
         mechanisms, SINGLE_ITEM_MECHANISMS, config, ks, counts.size, cache
     )
-    rows: list[dict[str, Any]] = []
-    for eps in config.track(grid, len(grid), "eps"):
-        rows += _single_item_rows({"eps": eps}, counts, eps, protocol, names, config.repeats, ks, gen, cache)
-    return _frame(rows)
+
+    def point(eps: float, gen: np.random.Generator) -> list[dict[str, Any]]:
+        return _single_item_rows({"eps": eps}, counts, eps, protocol, names, config.repeats, ks, gen, cache)
+
+    return _frame(list(chain.from_iterable(config.map(point, grid, "eps"))))
 
 
 def _single_item_rows(
@@ -289,15 +292,16 @@ def run_budget_shares(
     grid = tuple(float(s) for s in shares)
     if not grid or not all(0.0 < s <= 1.0 and math.isfinite(s) for s in grid):
         raise ValueError(f"shares must be a non-empty list of fractions in (0, 1], got {grid!r}")
-    names, config, ks, gen, cache = _common_arguments(
+    names, config, ks, cache = _common_arguments(
         mechanisms, SINGLE_ITEM_MECHANISMS, config, ks, counts.size, cache
     )
     ratio = eps_large / eps_small
-    rows: list[dict[str, Any]] = []
-    for share in config.track(grid, len(grid), "share"):
+
+    def point(share: float, gen: np.random.Generator) -> list[dict[str, Any]]:
         protocol = BudgetProtocol((1.0, ratio), (share, 1.0 - share))
-        rows += _single_item_rows({"share": share}, counts, eps_small, protocol, names, config.repeats, ks, gen, cache)
-    return _frame(rows)
+        return _single_item_rows({"share": share}, counts, eps_small, protocol, names, config.repeats, ks, gen, cache)
+
+    return _frame(list(chain.from_iterable(config.map(point, grid, "share"))))
 
 
 def _itemset_oracle(name: str, budgets: np.ndarray, ell: int, cache: SolutionCache) -> PaddingSampling:
@@ -354,14 +358,15 @@ def run_itemsets(
     if not ell_grid:
         raise ValueError("ells is empty")
     m, n = sets.d, len(sets)
-    names, config, ks, gen, cache = _common_arguments(mechanisms, ITEMSET_MECHANISMS, config, ks, m, cache)
+    names, config, ks, cache = _common_arguments(mechanisms, ITEMSET_MECHANISMS, config, ks, m, cache)
     if not isinstance(theory, bool):
         raise ValueError(f"theory must be True or False, got {theory!r}")
     true = sets.true_counts().astype(float)
-    rows: list[dict[str, Any]] = []
-    for ell in config.track(ell_grid, len(ell_grid), "ell"):
+
+    def point(ell: int, gen: np.random.Generator) -> list[dict[str, Any]]:
         sampler = PaddingSampling(lambda k: OUE(k, 1.0), m, ell)
         sampled = sampler.sampled_counts(sets, rng=gen, trials=config.repeats)
+        rows = []
         for rep in range(config.repeats):
             mult = protocol.multiplier_per_item(m, gen)
             for eps in grid:
@@ -374,7 +379,9 @@ def run_itemsets(
                         row["mse_theory"] = ps.mse(sets) / n
                     row.update(_score(true, est, n, ks))
                     rows.append(row)
-    return _frame(rows)
+        return rows
+
+    return _frame(list(chain.from_iterable(config.map(point, ell_grid, "ell"))))
 
 
 def summarise(frame: Any, by: Sequence[str], columns: Sequence[str]) -> Any:

@@ -37,7 +37,10 @@ reports are then drawn at the aggregate level, exactly in distribution
 (:meth:`~ldpkit.base.FrequencyOracle.simulate`: for the keep-or-resample mechanisms one
 binomial per input item and one multinomial for the resampled reports).  Every mechanism of
 a repeat sees the same users.  ``config.scale`` selects users of a dataset and must be applied
-before (:func:`~ldpkit.experiments.subsample`), as in :mod:`ldpkit.experiments.idldp`.
+before (:func:`~ldpkit.experiments.subsample`), as in :mod:`ldpkit.experiments.idldp`.  Every
+point of the swept grid (an ``SR`` or an ``NR``) draws from its own stream spawned from
+``config.seed`` (:meth:`~ldpkit.experiments.RunConfig.map`), so ``config.jobs`` points can run
+in parallel with the same results.
 IPLDP experiments chapter, :ref:`ipldp-experiments`.
 """
 
@@ -45,12 +48,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from .. import metrics
-from .._rng import as_generator
 from .._validation import check_counts, check_epsilon, check_positive_int
 from ..base import ItemReportOracle, SupportOracle
 from ..budgets import IPLDPAssignment, ipldp_levels
@@ -253,13 +256,12 @@ def run_sample_ratio(
         raise ValueError(f"cache must be a SolutionCache or None, got {type(cache).__name__}")
     assignment = ipldp_levels(counts, nr, lc, eps_min, eps_max)
     oracles = {name: make_oracle(name, assignment.epsilons, cache) for name in names}
-    gen = as_generator(config.seed)
     n = int(counts.sum())
-    rows: list[dict[str, Any]] = []
-    for sr in config.track(grid, len(grid), "SR"):
-        users = max(1, round(sr * n))
-        rows += _repeat_rows({"sr": sr}, counts, users, oracles, config.repeats, gen)
-    return _frame(rows)
+
+    def point(sr: float, gen: np.random.Generator) -> list[dict[str, Any]]:
+        return _repeat_rows({"sr": sr}, counts, max(1, round(sr * n)), oracles, config.repeats, gen)
+
+    return _frame(list(chain.from_iterable(config.map(point, grid, "SR"))))
 
 
 def run_nonsensitive_ratio(
@@ -289,10 +291,11 @@ def run_nonsensitive_ratio(
     check_epsilon(eps_max, "eps_max")
     config = check_run_config(config)
     assignments: list[IPLDPAssignment] = [ipldp_levels(counts, nr, lc, eps_min, eps_max) for nr in grid]
-    gen = as_generator(config.seed)
     users = max(1, round(sr * int(counts.sum())))
-    rows: list[dict[str, Any]] = []
-    for nr, assignment in config.track(zip(grid, assignments), len(grid), "NR"):
+
+    def point(nr_assignment: tuple[float, IPLDPAssignment], gen: np.random.Generator) -> list[dict[str, Any]]:
+        nr, assignment = nr_assignment
         oracles = {name: make_oracle(name, assignment.epsilons) for name in names}
-        rows += _repeat_rows({"nr": nr}, counts, users, oracles, config.repeats, gen)
-    return _frame(rows)
+        return _repeat_rows({"nr": nr}, counts, users, oracles, config.repeats, gen)
+
+    return _frame(list(chain.from_iterable(config.map(point, zip(grid, assignments), "NR"))))

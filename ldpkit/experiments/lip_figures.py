@@ -233,17 +233,33 @@ def _paper_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Se
              "infeasible_share": float(r.infeasible_share)} for r in frame.itertuples(index=False)]
 
 
-def _sim_rows(panel: str, priors: np.ndarray, eps: Sequence[float], models: Sequence[str], trials: int,
-              gen: np.random.Generator, config: RunConfig, x: np.ndarray | None = None) -> list[dict[str, Any]]:
-    rows = []
-    cells = [(e, m) for e in eps for m in models]
-    for e, m in config.track(cells, len(cells), f"simulating {panel}"):
+#: one simulated panel: its name, the users' priors, the trials and the fixed inputs (``None``: drawn)
+_SimPanel = tuple[str, np.ndarray, int, np.ndarray | None]
+
+
+def _sim_rows(panels: Sequence[_SimPanel], eps: Sequence[float], models: Sequence[str],
+              config: RunConfig) -> dict[str, list[dict[str, Any]]]:
+    """The simulated rows of every panel at every (budget, model), by panel name.
+
+    All cells of all panels form one sweep of :meth:`~ldpkit.experiments.RunConfig.map`: every
+    cell draws from its own stream, so the panels are independent and the numbers do not depend
+    on ``config.jobs``.
+    """
+    cells = [(k, float(e), m) for k in range(len(panels)) for e in eps for m in models]
+
+    def point(cell: tuple[int, float, str], gen: np.random.Generator) -> dict[str, Any]:
+        k, e, m = cell
+        panel, priors, trials, x = panels[k]
         sq = _protocol.simulate_squared_errors(m, priors, e, trials, gen, x=x)
         mean = float(sq.mean())
         exact, var = _protocol.squared_error_moments(m, priors, e, x)
-        rows.append({"panel": panel, "n": int(priors.size), "epsilon": float(e), "model": m, "kind": "simulated",
-                     "mse": mean, "rmse": math.sqrt(mean / priors.size), "se": math.sqrt(var / trials),
-                     "mse_exact": exact})
+        return {"panel": panel, "n": int(priors.size), "epsilon": e, "model": m, "kind": "simulated",
+                "mse": mean, "rmse": math.sqrt(mean / priors.size), "se": math.sqrt(var / trials),
+                "mse_exact": exact}
+
+    rows: dict[str, list[dict[str, Any]]] = {panel: [] for panel, *_ in panels}
+    for row in config.map(point, cells, "simulating"):
+        rows[row["panel"]].append(row)
     return rows
 
 
@@ -277,9 +293,8 @@ def compute_fig2(config: RunConfig) -> ExperimentData:
             ok = math.isfinite(value) and value > 0
             rows.append({"panel": "Example 1", "n": EXAMPLE_N, "epsilon": e, "model": name, "kind": "paper",
                          "mse": value, "rmse": math.sqrt(value / EXAMPLE_N) if ok else math.nan})
-    gen = config.generator()
-    rows += _sim_rows("Example 1", prior, [e for e in EPS_SIM if e <= max(EPS_FIG2)], models, config.repeats, gen,
-                      config)
+    sim_eps = [e for e in EPS_SIM if e <= max(EPS_FIG2)]
+    rows += _sim_rows([("Example 1", prior, config.repeats, None)], sim_eps, models, config)["Example 1"]
     return _synthetic(_frame(rows, "synthetic"), n={"synthetic priors": EXAMPLE_N}, prior=EXAMPLE_PRIOR)
 
 
@@ -314,17 +329,14 @@ def _trials(config: RunConfig, n: int) -> int:
 
 def compute_fig7(config: RunConfig) -> ExperimentData:
     """Fig. 7: local priors uniform on [0, 1], ``N = 5, 500, 50,000``: exact curves and simulation."""
-    gen = config.generator()
+    sizes = {f"N = {users:,}": users for users in (max(1, round(config.scale * n)) for n in FIG7_N)}
+    panels = [(panel, local_priors(users), _trials(config, users), None) for panel, users in sizes.items()]
+    sims = _sim_rows(panels, EPS_SIM, _FOUR, config)
     rows: list[dict[str, Any]] = []
-    sizes = {}
-    for n in FIG7_N:
-        users = max(1, round(config.scale * n))
-        priors = local_priors(users)
-        panel = f"N = {users:,}"
-        sizes[panel] = users
+    for panel, priors, _, _ in panels:
         rows += _exact_rows(panel, priors, EPS_FIG6, _FOUR)
         rows += _paper_rows(panel, priors, EPS_FIG6, ("Opt-LIP (Thm 2)", "Opt-LIP eps/2 (Thm 2)"))
-        rows += _sim_rows(panel, priors, EPS_SIM, _FOUR, _trials(config, users), gen, config)
+        rows += sims[panel]
     return _synthetic(_frame(rows, "synthetic"), sizes=sizes,
                       trials={p: _trials(config, n) for p, n in sizes.items()})
 
@@ -335,10 +347,11 @@ def compute_fig8(config: RunConfig) -> ExperimentData:
 
     kos = kosarak_data(config.scale)
     gow = gowalla_data(config.scale)
-    gen = config.generator()
     parts = {}
     trials = {kos["label"]: KOSARAK_TRIALS_FACTOR * config.repeats, gow["label"]: config.repeats}
-    for d, priors in ((kos, np.full(kos["x"].size, kos["prior"])), (gow, gow["prior"])):
+    data = ((kos, np.full(kos["x"].size, kos["prior"])), (gow, gow["prior"]))
+    sims = _sim_rows([(d["label"], priors, trials[d["label"]], d["x"]) for d, priors in data], EPS_SIM, _FOUR, config)
+    for d, priors in data:
         rows = _exact_rows(d["label"], priors, EPS_FIG6, _FOUR)
         rows += _paper_rows(d["label"], priors, EPS_FIG6, ("Opt-LIP (Thm 2)", "Opt-LIP eps/2 (Thm 2)"))
         for e in EPS_FIG6:
@@ -346,7 +359,7 @@ def compute_fig8(config: RunConfig) -> ExperimentData:
                 mse = _protocol.conditional_mse(m, priors, d["x"], e)
                 rows.append({"panel": d["label"], "n": int(priors.size), "epsilon": e, "model": m,
                              "kind": "exact | data", "mse": mse, "rmse": math.sqrt(mse / priors.size)})
-        rows += _sim_rows(d["label"], priors, EPS_SIM, _FOUR, trials[d["label"]], gen, config, x=d["x"])
+        rows += sims[d["label"]]
         parts[d["label"]] = _frame(rows, d["label"])
     frame = pd.concat(list(parts.values()), ignore_index=True)
     return ExperimentData(frame, labels={"kosarak": kos["label"], "gowalla-10core": gow["label"]},
