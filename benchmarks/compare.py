@@ -45,6 +45,7 @@ import platform
 import statistics
 import time
 import tracemalloc
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -452,6 +453,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="smoke run: n = 20,000, 2 repeats, no solvers")
     parser.add_argument("--out", type=Path, default=None, help="directory for compare.md and compare.json")
     args = parser.parse_args(argv)
+    # pure-ldp warns on every small run ("only aggregated small amounts of data"): expected here
+    warnings.filterwarnings("ignore", message=".*only aggregated small amounts of data.*")
     if args.quick:
         args.n, args.repeats, args.no_solvers = 20_000, 2, True
     if args.n < 1_000 or args.repeats < 2 or args.epsilon <= 0 or min(args.d) < 2:

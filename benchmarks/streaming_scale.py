@@ -1,7 +1,7 @@
 """Streaming the per-user path at scale (a benchmark, not a test).
 
 Streams n Zipf-distributed items (default n = 100,000,000, d = 1,000, exponent 1.1 as in
-``bench_foundation.py``) through GRR and OUE with :func:`ldpkit.streaming.stream_estimate`.
+``compare.py``) through GRR and OUE with :func:`ldpkit.streaming.stream_estimate`.
 The items are generated chunk by chunk (``--chunk`` items at a time, default 1,000,000) and
 never materialised, so memory stays independent of n.  Prints, per mechanism, the wall time,
 users per second (with and without the time spent generating the items), the maximum absolute
