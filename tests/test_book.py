@@ -388,3 +388,26 @@ def test_citations_resolved(book_build: dict) -> None:
     page = (book_build["html"] / "book" / "intro.html").read_text()
     assert "Gu" in page and "2020" in page, "intro does not show the resolved ID-LDP citation"
     assert "??" not in page
+
+
+def test_execution_statistics_list_every_executed_chapter(book_build: dict) -> None:
+    """The execution-statistics page has one row per chapter with code, each executed without error.
+
+    The table is MyST-NB's ``nb-exec-table``, filled by the build; a chapter missing from it (or
+    marked as failed) would mean the page no longer shows the cost of reproducing the book.
+    """
+    bs4 = pytest.importorskip("bs4")
+    page = book_build["html"] / "book" / "execution.html"
+    soup = bs4.BeautifulSoup(page.read_text(), "html.parser")
+    tables = soup.find_all("table")
+    assert len(tables) == 1, f"expected the execution table, found {len(tables)} tables"
+    header = [th.get_text(strip=True).lower() for th in tables[0].select("thead th")]
+    assert "document" in header[0] and any("run time" in h for h in header), header
+    rows = {tr.find("td").get_text(strip=True): [td.get_text(strip=True) for td in tr.find_all("td")]
+            for tr in tables[0].select("tbody tr")}
+    with_code = [doc for doc in CHAPTERS if "```{code-cell}" in (REPO / f"{doc}.md").read_text()]
+    assert with_code, "no chapter with code cells found"
+    missing = [doc for doc in with_code if doc not in rows]
+    assert not missing, f"chapters missing from the execution table: {missing}; rows: {sorted(rows)}"
+    failed = {doc: cells for doc, cells in rows.items() if cells[-1] != "\u2705"}  # the check mark of success
+    assert not failed, failed

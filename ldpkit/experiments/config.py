@@ -4,7 +4,7 @@ Every experiment of :mod:`ldpkit.experiments` takes a :class:`RunConfig` instead
 block of ``repeats=..., rng=..., progress=...`` keywords.  A configuration says *how* an
 experiment is run (how many repeats, which seed for the mechanisms' randomness, which fraction of
 each dataset's users, whether to show a progress bar, how many parallel workers); *what* is run
-(datasets, budgets, grids) belongs to the experiment itself.  :meth:`RunConfig.map` runs the
+(datasets, budgets, grids) belongs to the experiment itself.  :meth:`~ldpkit.experiments.RunConfig.map` runs the
 independent points of a sweep, in parallel through joblib when asked, with one random stream per
 point, so that the numbers do not depend on the number of workers.
 
