@@ -477,15 +477,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="peer libraries to time (default: all; none with an empty list)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-solvers", action="store_true", help="skip the solver timings")
-    parser.add_argument("--quick", action="store_true", help="smoke run: n = 20,000, 2 repeats, no solvers")
+    parser.add_argument("--quick", action="store_true", help="smoke run (not a measurement): n = 20,000, 2 repeats, no solvers")
     parser.add_argument("--out", type=Path, default=None, help="directory for compare.md and compare.json")
     args = parser.parse_args(argv)
     # pure-ldp warns on every small run ("only aggregated small amounts of data"): expected here
     warnings.filterwarnings("ignore", message=".*only aggregated small amounts of data.*")
     if args.quick:
         args.n, args.repeats, args.no_solvers = 20_000, 2, True
-    if args.n < 1_000 or args.repeats < 2 or args.epsilon <= 0 or min(args.d) < 2:
-        parser.error("need --n >= 1000, --repeats >= 2, --epsilon > 0 and every --d >= 2")
+    if args.n < 1_000 or args.repeats < (2 if args.quick else 3) or args.epsilon <= 0 or min(args.d) < 2:
+        parser.error("need --n >= 1000, --repeats >= 3 (a median of at least three), --epsilon > 0 and every --d >= 2")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
 
