@@ -6,6 +6,9 @@ and label that holds the derivation.
 
 from __future__ import annotations
 
+import importlib as _importlib
+from typing import TYPE_CHECKING
+
 from ._rng import RNGLike, as_generator
 from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
 from .channels import Channel, ExplicitChannel, HadamardChannel, UnaryChannel
@@ -22,9 +25,19 @@ from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
 from .lip import BinaryRR
 from .iprr import IPRR
-from . import accountant, budgets, claims, datasets, idue, lip, metrics, postprocess, streaming
+from . import accountant, idue, lip, postprocess
 
+if TYPE_CHECKING:  # loaded on first use (see __getattr__ below); type checkers see them here
+    from . import budgets, claims, datasets, metrics, streaming
+
+#: the version, read by ``pyproject.toml`` (``[tool.setuptools.dynamic]``), ``CITATION.cff`` and
+#: ``CHANGELOG.md`` must agree with it (tests/test_publishing.py)
 __version__ = "0.1.0"
+
+#: submodules that ``import ldpkit`` does not load: ``ldpkit.datasets`` pulls in pooch, scipy's
+#: special functions and the loaders, ``ldpkit.claims`` PyYAML; the other three are small, but
+#: nothing above needs them.  Each is imported on first attribute access (PEP 562).
+_LAZY_SUBMODULES = frozenset({"budgets", "claims", "datasets", "metrics", "streaming"})
 
 __all__ = [
     "RNGLike",
@@ -77,3 +90,15 @@ __all__ = [
     "lip",
     "streaming",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt ``ldpkit.X`` stays an error
+
+    def __getattr__(name: str) -> object:
+        if name in _LAZY_SUBMODULES:
+            return _importlib.import_module(f"{__name__}.{name}")  # also binds it in this namespace
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

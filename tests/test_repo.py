@@ -7,7 +7,8 @@ import re
 from conftest import REPO
 
 ALLOWED_TOP = {"book", "ldpkit", "_config.yml", "_toc.yml", "tests", "environment.yml", "README.md",
-               "pyproject.toml", ".ci", "benchmarks", "CITATION.cff"}
+               "pyproject.toml", ".ci", "benchmarks", "CITATION.cff", "LICENSE", "CHANGELOG.md",
+               "requirements-lock.txt"}
 
 
 def _readme_commands() -> list[str]:
@@ -31,5 +32,6 @@ def test_top_level_layout() -> None:
     tracked -= {"_build", ".venv", ".hypothesis", ".pytest_cache"}
     extra = {name for name in tracked if name not in ALLOWED_TOP and not name.endswith(".egg-info")}
     assert not extra, f"unexpected top-level entries: {sorted(extra)}"
-    for required in ("book", "ldpkit", "_config.yml", "_toc.yml", "tests", "environment.yml", "README.md"):
+    for required in ("book", "ldpkit", "_config.yml", "_toc.yml", "tests", "environment.yml", "README.md",
+                     "LICENSE", "CHANGELOG.md", "requirements-lock.txt", "CITATION.cff"):
         assert (REPO / required).exists(), required
