@@ -26,20 +26,80 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture(params=["here", "none"])
+def data_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+             tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Run a test twice: with the data this machine has ("here"), and with none at all ("none").
+
+    "none" is a fresh machine without the dataset folder: no ``LDPKIT_DATA_DIR``, an empty user
+    cache and downloads off, so every real dataset is a labelled stand-in.
+    """
+    if request.param == "none":
+        monkeypatch.delenv("LDPKIT_DATA_DIR", raising=False)
+        monkeypatch.setenv("LDPKIT_CACHE_DIR", str(tmp_path_factory.mktemp("empty-cache")))
+        monkeypatch.setenv("LDPKIT_OFFLINE", "1")
+    return str(request.param)
+
+
+def planned_label(key: str) -> str:
+    """The label dataset ``key`` gets here by the data policy (``ldpkit.datasets.plan``).
+
+    Where the policy would try a download (no local copy, downloads allowed), only the load can
+    tell whether it succeeds: the label is then that of the loaded data.
+    """
+    import warnings
+
+    from ldpkit.datasets import StandInWarning, load, plan
+
+    planned = plan(key)
+    if planned.origin != "download":
+        return planned.label
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StandInWarning)
+        return load(key, source="auto").label
+
+
+def planned_origin(key: str) -> str:
+    """The origin dataset ``key`` gets here by the data policy (a download is resolved as in :func:`planned_label`)."""
+    import warnings
+
+    from ldpkit.datasets import StandInWarning, load, plan
+
+    planned = plan(key)
+    if planned.origin != "download":
+        return planned.origin
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StandInWarning)
+        return str(load(key, source="auto").origin)
+
+
 def reproduce_with_cli(eid: str, kind: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, list[list[str]]]:
     """Run ``ldpkit reproduce <eid>`` at a tiny scale into ``out``; check the files it writes.
 
-    A table writes its CSV, a figure its CSV, PDF and PNG.  Returns what the command printed and
-    the rows of the CSV (header first, at least one data row).
+    A table writes its CSV and its provenance JSON, a figure also its PDF and PNG.  The JSON
+    records the run's configuration and, for each real dataset, the origin the data policy
+    gives here.  Returns what the command printed and the rows of the CSV (header first, at least
+    one data row).
     """
     import csv
+    import json
 
     from ldpkit.cli import main
+    from ldpkit.datasets import DATASETS, plan
+    from ldpkit.experiments import get
 
     assert main(["reproduce", eid, "--repeats", "2", "--scale", "0.02", "--out", str(out)]) == 0
     stdout = capsys.readouterr().out
-    expected = [f"{eid}.csv"] if kind == "table" else [f"{eid}.csv", f"{eid}.pdf", f"{eid}.png"]
-    assert sorted(p.name for p in out.iterdir()) == expected
+    names = [f"{eid}.csv", f"{eid}.json"] + ([] if kind == "table" else [f"{eid}.pdf", f"{eid}.png"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)
+    record = json.loads((out / f"{eid}.json").read_text())
+    assert record["id"] == eid and record["config"]["scale"] == 0.02 and record["config"]["repeats"] == 2
+    assert record["command"] == f"ldpkit reproduce {eid} --repeats 2 --scale 0.02 --out {out}"
+    for key in get(eid).datasets:
+        if key in DATASETS and plan(key).origin != "download":
+            assert record["datasets"][key]["origin"] == plan(key).origin, key
+            assert record["labels"][key].startswith(plan(key).label), key
+    assert f"{eid} data: " in stdout
     with open(out / f"{eid}.csv", newline="") as fh:
         rows = list(csv.reader(fh))
     assert len(rows) > 1

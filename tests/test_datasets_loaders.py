@@ -141,7 +141,9 @@ def _spec_variants():
 def test_standin_matches_published_statistics(key, opts):
     spec = S.spec_for(key, **opts)
     data = L.load(key, source="standin", **opts)
-    assert data.is_standin and data.label == f"{DATASETS[key].name} (stand-in)"
+    prefix = key == "kosarak" and L.available("kosarak-prefix")  # rebuilt from the real prefix
+    assert data.is_standin and data.label == f"{DATASETS[key].name} ({'prefix ' if prefix else ''}stand-in)"
+    assert data.origin == ("prefix" if prefix else "stand-in")
     assert data.n == spec.n and data.m == spec.m
     info = DATASETS[key]
     if key == "brown":
@@ -411,7 +413,7 @@ def test_bootstrap_itemsets_resamples_real_sessions() -> None:
 
     sample = ItemSetData(as_itemsets([[0, 2], [1], [2, 0, 1]], 3), np.array([10, 20, 30]), "Toy", "toy.dat")
     boot = bootstrap_itemsets(sample, n=3000, m=5, rng=4)
-    assert boot.is_standin and boot.label == "Toy (stand-in)"
+    assert boot.is_standin and boot.label == "Toy (prefix stand-in)" and boot.origin == "prefix"
     assert boot.n == 3000 and boot.m == 5
     assert boot.vocabulary.tolist() == [10, 20, 30, 1, 2]
     real = {tuple(v) for v in sample.sets.to_lists()}
@@ -440,6 +442,8 @@ def test_kosarak_standin_uses_the_prefix_and_notes_hold_no_paths(monkeypatch: py
     with pytest.warns(Warning, match="stand-in"):
         data = load_kosarak(source="auto")
     assert data.is_standin and data.n == 990_002 and data.m == 41_270
+    assert data.origin == "prefix" and data.label == "Kosarak (prefix stand-in)"
+    assert data.files == (("kosarak-prefix.dat", DATASETS["kosarak-prefix"].files[0].sha256),)
     assert abs(data.summary()["top-item share"] - 0.6067) < 0.01  # the prefix's head, not a fitted law
     for text in (*data.notes, data.source):
         assert os.environ["LDPKIT_DATA_DIR"] not in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import doctest
 import io
+import json
 import math
 import re
 import subprocess
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO
+from conftest import REPO, planned_label, planned_origin
 from ldpkit import datasets
 from ldpkit.datasets import ItemSetData, synthetic
 from ldpkit.experiments import (
@@ -208,7 +209,7 @@ def test_chapter_figures_are_numbered_captioned_and_downloadable() -> None:
         label = re.search(r"^:name: (\S+)$", body, re.M).group(1)
         assert f"{{numref}}`{label}`" in text, label
     # each figure's data is offered as CSV, and every glued figure is pasted
-    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) >= 7
+    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) >= 7
     glued = set(re.findall(r'glue\(\s*"(fig-idldp-[^"]+)"', text))
     assert glued == set(figures)
 
@@ -269,7 +270,7 @@ def test_register_run_and_save(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Non
     assert result.figure is not None and result.figure.axes[0].get_title() == "Toy (stand-in)"
     assert run(toy, RunConfig(repeats=1), draw=False).figure is None
     written = result.save(tmp_path / "out")
-    assert [p.name for p in written] == ["toy-fig1.png", "toy-fig1.pdf", "toy-fig1.csv"]
+    assert [p.name for p in written] == ["toy-fig1.png", "toy-fig1.pdf", "toy-fig1.csv", "toy-fig1.json"]
     assert written[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and written[1].read_bytes()[:5] == b"%PDF-"
     assert pd.read_csv(written[2]).columns.tolist() == ["repeats", "seed", "offset"]
     with pytest.raises(ValueError, match="RunConfig"):
@@ -299,6 +300,12 @@ def test_result_glue_facts_csv_link_and_seconds() -> None:
     payload = re.search(r'href="data:text/csv;base64,([^"]+)"', link).group(1)
     assert link.startswith('<a download="toy-fig1.csv"')
     assert pd.read_csv(io.BytesIO(base64.b64decode(payload))).to_dict("records") == result.frame.to_dict("records")
+    # under every figure of the book: the CSV link and the provenance record of the run
+    both = result.downloads_html()
+    assert both.startswith(link) and '<a download="toy-fig1.json" href="data:application/json;base64,' in both
+    record = json.loads(base64.b64decode(re.search(r'href="data:application/json;base64,([^"]+)"', both).group(1)))
+    assert record["id"] == "toy-fig1" and record["labels"] == {"toy": "Toy (stand-in)"}
+    assert record["config"]["seed"] == result.config.seed and record["standins"] == ["Toy (stand-in)"]
 
 
 @pytest.mark.parametrize(
@@ -360,19 +367,23 @@ def test_fig2_small_run_frames_labels_and_figure() -> None:
         assert ax.get_xlabel() and "counts" in ax.get_ylabel()
 
 
-def test_standins_are_reported_and_named_in_titles() -> None:
+def test_standins_are_reported_and_named_in_titles(data_env: str) -> None:
     result = run("idldp-fig3", SMALL)
     labels = list(result.labels.values())
     assert labels == list(result.parts)
-    assert set(result.standins) == {label for label in labels if label.endswith("(stand-in)")}
+    assert labels == [planned_label("retail"), planned_label("kosarak")]
+    assert set(result.standins) == {label for label in labels if label.endswith("stand-in)")}
     assert result.any_standin == bool(result.standins)
+    assert {k: i.origin for k, i in result.data.inputs.items()} == {k: planned_origin(k) for k in ("retail", "kosarak")}
+    if data_env == "none":
+        assert labels == ["Retail (stand-in)", "Kosarak (stand-in)"]
     titles = [ax.get_title() for ax in result.figure.axes]
     for label in labels:
         assert sum(label in t for t in titles) == 2
     assert all(ax.get_xlabel() and ax.get_ylabel() for ax in result.figure.axes)
 
 
-def test_table2_small_run() -> None:
+def test_table2_small_run(data_env: str) -> None:
     result = run("idldp-table2", SMALL)
     table = result.frame
     assert result.figure is None
@@ -380,7 +391,10 @@ def test_table2_small_run() -> None:
     assert table.loc["Power-law", ("this build", "n")] == 5_000
     assert table.loc["Power-law", ("paper", "n")] == 100_000
     for row in result.meta["standin_rows"]:
-        assert table.loc[row, ("this build", "data")].endswith("(stand-in)")
+        assert table.loc[row, ("this build", "data")].endswith("stand-in)")
+    for row, key in (("Retail", "retail"), ("Kosarak", "kosarak"), ("Clothing", "clothing")):
+        assert table.loc[row, ("this build", "data")] == planned_label(key)
+        assert (row in result.meta["standin_rows"]) == (planned_origin(key) in ("prefix", "stand-in"))
 
 
 def test_padding_figures_small_run_and_side_by_side() -> None:

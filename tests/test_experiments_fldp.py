@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, reproduce_with_cli
+from conftest import REPO, planned_label, reproduce_with_cli
 from ldpkit import FHR, HR, OLH, OUE
 from ldpkit.experiments import RunConfig, fldp_figures, list_experiments, run
 from ldpkit.experiments import fldp as exp
@@ -114,16 +114,23 @@ def test_every_fldp_figure_and_table_is_registered() -> None:
         assert registered[f"fldp-fig{n}"].defaults.repeats == fldp_figures.REPEATS == 10
 
 
-def test_standin_is_named_in_frames_labels_and_titles() -> None:
+def test_data_are_named_in_frames_labels_and_titles(data_env: str) -> None:
     result = run("fldp-fig5", TINY)
-    assert result.standins == ("Online Retail (stand-in)",)
-    assert "Online Retail (stand-in)" in set(result.frame["dataset"])
+    online, brown = planned_label("online-retail"), planned_label("brown")
+    assert set(result.frame["dataset"]) == {"Zipf (FLDP)", online, brown}
+    assert result.standins == tuple(label for label in (online, brown) if label.endswith("(stand-in)"))
     titles = [ax.get_title() for ax in result.figure.axes]
-    assert any("Online Retail (stand-in)" in t for t in titles)
-    assert not any(re.search(r"Online Retail(?! \(stand-in\))", t) for t in titles)
+    assert any(online in t for t in titles) and any(brown in t for t in titles)
+    # a stand-in is never shown under the real name alone
+    for label in (online, brown):
+        if label.endswith("(stand-in)"):
+            name = re.escape(label.removesuffix(" (stand-in)"))
+            assert not any(re.search(name + r"(?! \(stand-in\))", t) for t in titles)
     table = run("fldp-datasets", TINY).frame
-    assert table.loc["Online", "dataset"] == "Online Retail (stand-in)"
+    assert table.loc["Online", "dataset"] == online
     assert table.loc["Zipf", "users"] == round(0.02 * 593_358)
+    if data_env == "none":
+        assert (online, brown) == ("Online Retail (stand-in)", "Brown (stand-in)")
 
 
 @pytest.mark.parametrize("eid", sorted(IDS))
@@ -131,7 +138,9 @@ def test_every_fldp_experiment_reproduces_through_the_cli(eid: str, tmp_path: Pa
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     stdout, rows = reproduce_with_cli(eid, IDS[eid][1], tmp_path / "out", capsys)
     if eid.startswith("fldp-fig") or eid == "fldp-datasets":
-        assert "stand-in: Online Retail (stand-in)" in stdout
+        standins = [label for label in (planned_label("online-retail"), planned_label("brown"))
+                    if label.endswith("(stand-in)")]
+        assert (f"stand-in: {', '.join(standins)}" in stdout) == bool(standins)
 
 
 def test_chapter_runs_and_shows_every_registered_fldp_experiment() -> None:
@@ -151,4 +160,4 @@ def test_chapter_runs_and_shows_every_registered_fldp_experiment() -> None:
         assert "{cite}`zhao2022fldp`" in caption and "Reproduces" in caption, key
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
-    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) == 4
+    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) == 4

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, reproduce_with_cli
+from conftest import REPO, planned_label, reproduce_with_cli
 from scipy import stats
 
 from ldpkit import lip
@@ -131,14 +131,22 @@ def test_every_lip_figure_is_registered() -> None:
         assert e.defaults.repeats == lip_figures.REPEATS[eid]
 
 
-def test_standins_are_named_in_frames_labels_and_titles() -> None:
+def test_data_are_named_in_frames_labels_and_titles(data_env: str) -> None:
     result = run("lip-fig8", TINY)
-    assert result.any_standin
-    assert set(result.standins) == {"Kosarak (stand-in)", "Gowalla (stand-in: held-out location)"}
-    assert set(result.frame["dataset"]) == set(result.standins)
+    kosarak, gowalla = planned_label("kosarak"), planned_label("gowalla-10core") + ", held-out location"
+    assert set(result.frame["dataset"]) == {kosarak, gowalla}
+    assert set(result.standins) == {label for label in (kosarak, gowalla) if "stand-in" in label}
     titles = [ax.get_title() for ax in result.figure.axes if ax.get_visible()]
-    assert all("stand-in" in t for t in titles)
-    assert not any(re.search(r"Kosarak(?! \(stand-in\))", t) for t in titles)
+    assert any(kosarak in t for t in titles) and any(gowalla in t for t in titles)
+    if kosarak != "Kosarak":
+        assert not any(re.search(r"Kosarak(?! \((prefix )?stand-in\))", t) for t in titles)
+    kos = result.meta["kosarak"]
+    if kosarak == "Kosarak":
+        assert kos["threshold"] == lip_figures.KOSARAK_CLICKS
+    else:  # the threshold is scaled by the share of the full file's clicks the data hold
+        assert kos["threshold"] == pytest.approx(lip_figures.kosarak_threshold(kos["records"]))
+    if data_env == "none":
+        assert (kosarak, gowalla) == ("Kosarak (stand-in)", "Gowalla (stand-in), held-out location")
 
 
 def test_fig7_tiny_scale_and_simulation_columns() -> None:
@@ -156,8 +164,9 @@ def test_every_lip_figure_reproduces_through_the_cli(eid: str, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     stdout, rows = reproduce_with_cli(eid, "figure", tmp_path / "out", capsys)
     if eid == "lip-fig8":
-        assert "stand-in" in stdout
-        assert all("stand-in" in row[0] for row in rows[1:])
+        labels = {planned_label("kosarak"), planned_label("gowalla-10core") + ", held-out location"}
+        assert {row[0] for row in rows[1:]} == labels
+        assert ("stand-in: " in stdout) == any("stand-in" in label for label in labels)
 
 
 def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
@@ -178,4 +187,4 @@ def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
         assert re.search(r"{glue:text}`fig\d_data`", caption), key
         assert "`ldpkit reproduce lip-fig" in caption, key
         assert f"{{numref}}`{key}`" in text or key in text, key
-    assert len(re.findall(r"display\(HTML\(fig\d\.csv_link_html\(\)\)\)", text)) == 5
+    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) == 5

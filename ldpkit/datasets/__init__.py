@@ -3,17 +3,19 @@
 Resolution order for a real file: the directory named by ``LDPKIT_DATA_DIR``, then the user
 cache (``LDPKIT_CACHE_DIR`` or the platform cache directory), then a download from the public
 source with checksum verification (never when ``LDPKIT_OFFLINE=1``).  A loader called with
-``source="auto"`` falls back to a stand-in whose ``label`` ends in ``"(stand-in)"`` and warns with
-:class:`StandInWarning`.  See the Datasets page of the book for provenance, licences and
-statistics.
+``source="auto"`` (the data policy every experiment follows) falls back to a labelled stand-in,
+``"Kosarak (prefix stand-in)"`` when a real prefix of the file is held and ``"<name> (stand-in)"``
+otherwise, and warns with :class:`StandInWarning`; :func:`plan` says which one a load would give.
+See the Datasets page of the book for provenance, licences and statistics.
 """
 
 from __future__ import annotations
 
 from . import synthetic
-from .containers import ItemSetData, SingleItemData
+from .containers import ORIGINS, DataIdentity, ItemSetData, Origin, SingleItemData, label_for
 from .fetch import ChecksumMismatchError, DatasetUnavailableError, cache_dir, data_dir, is_offline
 from .loaders import (
+    DataPlan,
     StandInWarning,
     StatisticsMismatchError,
     available,
@@ -27,9 +29,11 @@ from .loaders import (
     load_kosarak_prefix,
     load_online_retail,
     load_retail,
+    plan,
 )
 from .parsers import (
     DatasetFormatError,
+    MissingReaderError,
     read_brown,
     read_clothing,
     read_fimi,
@@ -43,8 +47,15 @@ from .registry import DATASETS, DataFile, DatasetInfo
 from .standins import bootstrap_itemsets, fit_zipf_exponent, standin_itemsets, standin_single
 
 __all__ = [
+    "ORIGINS",
+    "DataIdentity",
+    "DataPlan",
     "ItemSetData",
+    "MissingReaderError",
+    "Origin",
     "SingleItemData",
+    "label_for",
+    "plan",
     "synthetic",
     "ChecksumMismatchError",
     "DatasetUnavailableError",

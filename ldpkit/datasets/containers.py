@@ -2,27 +2,152 @@
 
 Two shapes of data occur in the papers: *single-item* data (each user holds one item) and
 *item-set* data (each user holds a set of distinct items).  Both record where the data came from
-(``source``) and whether it is a synthetic stand-in for a real file that was not available
-(``is_standin``).  :attr:`~ldpkit.datasets.SingleItemData.label` is the string every table caption and
-figure title must use, so a stand-in can never be reported as the real dataset.  Documented on the
-Datasets page of the book.
+(``source``, and ``files``: the real files read with their sha256) and what they are
+(``origin``):
+
+``"real"``
+    parsed from the real file(s);
+``"prefix"``
+    a stand-in rebuilt from a real prefix of the file (Kosarak: its first 36,682 sessions);
+``"stand-in"``
+    a synthetic stand-in calibrated to the published statistics of a file that is missing;
+``"synthetic"``
+    one of the papers' own synthetic datasets, generated as the paper specifies.
+
+:attr:`~ldpkit.datasets.SingleItemData.label` is the string every table caption and figure title
+must use (``"Kosarak"``, ``"Kosarak (prefix stand-in)"``, ``"Kosarak (stand-in)"``), so a stand-in
+can never be reported as the real dataset, and :meth:`~ldpkit.datasets.SingleItemData.identity`
+the record that provenance sidecars and ``ldpkit check`` compare.  Documented on the Datasets page
+of the book.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from .._rng import RNGLike, as_generator
 from ..padding import ItemSets
 
-__all__ = ["SingleItemData", "ItemSetData"]
+__all__ = ["DataIdentity", "ItemSetData", "ORIGINS", "Origin", "SingleItemData", "label_for"]
+
+#: what a dataset is: the real file, a stand-in rebuilt from a real prefix of it, a synthetic
+#: stand-in, or the paper's own synthetic data (module docstring)
+Origin = Literal["real", "prefix", "stand-in", "synthetic"]
+#: every origin, in the order of the module docstring
+ORIGINS: tuple[str, ...] = get_args(Origin)
+#: origins that are stand-ins for a real dataset
+STANDIN_ORIGINS = ("prefix", "stand-in")
+_SUFFIX = {"real": "", "synthetic": "", "prefix": " (prefix stand-in)", "stand-in": " (stand-in)"}
 
 
-def _label(name: str, is_standin: bool) -> str:
-    return f"{name} (stand-in)" if is_standin else name
+def label_for(name: str, origin: str) -> str:
+    """The label of dataset ``name`` with ``origin``: the name, plus what kind of stand-in it is.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import label_for
+    >>> label_for("Kosarak", "real"), label_for("Kosarak", "prefix"), label_for("Kosarak", "stand-in")
+    ('Kosarak', 'Kosarak (prefix stand-in)', 'Kosarak (stand-in)')
+    """
+    if origin not in _SUFFIX:
+        raise ValueError(f"origin must be one of {', '.join(map(repr, ORIGINS))}, got {origin!r}")
+    return name + _SUFFIX[origin]
+
+
+@dataclass(frozen=True)
+class DataIdentity:
+    """Exactly what data a run used: written to provenance sidecars and compared by ``ldpkit check``.
+
+    Attributes
+    ----------
+    name
+        Dataset name (``"Kosarak"``).
+    label
+        The label outputs used (:func:`label_for`, or an experiment's own qualifier on top).
+    origin
+        ``"real"``, ``"prefix"``, ``"stand-in"`` or ``"synthetic"`` (module docstring).
+    n, m
+        Users and items.
+    files
+        ``(file name, sha256)`` of every real file read (the prefix for ``"prefix"``; empty for
+        stand-ins and synthetic data).
+    source
+        The data's ``source``: the file names with their checksums, or the generator, its
+        parameters and its seed.
+    content_sha256
+        sha256 of the data themselves (item indices, set offsets and vocabulary in a canonical
+        byte form): equal identities mean the same users holding the same items.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import synthetic
+    >>> ident = synthetic.uniform_items(n=100, m=5, rng=1).identity()
+    >>> ident.origin, ident.n, ident.m, len(ident.content_sha256)
+    ('synthetic', 100, 5, 64)
+    >>> ident == type(ident).from_dict(ident.as_dict())
+    True
+    """
+
+    name: str
+    label: str
+    origin: str
+    n: int
+    m: int
+    files: tuple[tuple[str, str], ...]
+    source: str
+    content_sha256: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``files`` as a list of ``{"name", "sha256"}``)."""
+        return {"name": self.name, "label": self.label, "origin": self.origin, "n": self.n, "m": self.m,
+                "files": [{"name": f, "sha256": h} for f, h in self.files], "source": self.source,
+                "content_sha256": self.content_sha256}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DataIdentity:
+        """Inverse of :meth:`as_dict`."""
+        return cls(name=str(data["name"]), label=str(data["label"]), origin=str(data["origin"]), n=int(data["n"]),
+                   m=int(data["m"]), files=tuple((str(f["name"]), str(f["sha256"])) for f in data["files"]),
+                   source=str(data["source"]), content_sha256=str(data["content_sha256"]))
+
+    def describe(self) -> str:
+        """One line: label, origin and the checksums or the generator."""
+        if self.files:
+            what = ", ".join(f"{name} sha256 {digest[:12]}" for name, digest in self.files)
+        else:
+            what = self.source
+        return f"{self.label} [{self.origin}: {what}]"
+
+
+def _content_digest(*arrays: np.ndarray, vocabulary: np.ndarray) -> str:
+    digest = hashlib.sha256()
+    for arr in arrays:
+        data = np.ascontiguousarray(arr, dtype="<i8")
+        digest.update(str(data.size).encode() + b":")
+        digest.update(data.tobytes())
+    vocab = np.asarray(vocabulary)
+    if vocab.dtype.kind in "iu":
+        digest.update(b"vocab-int:" + np.ascontiguousarray(vocab, dtype="<i8").tobytes())
+    else:
+        digest.update(b"vocab-str:" + "\x00".join(map(str, vocab.tolist())).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _check_origin(data: Any) -> None:
+    """Resolve ``origin`` from ``is_standin`` when not given, else check that the two agree."""
+    origin = data.origin
+    if origin is None:
+        object.__setattr__(data, "origin", "stand-in" if data.is_standin else "real")
+        return
+    if origin not in ORIGINS:
+        raise ValueError(f"origin must be one of {', '.join(map(repr, ORIGINS))}, got {origin!r}")
+    if data.is_standin and origin not in STANDIN_ORIGINS:
+        raise ValueError(f"is_standin=True contradicts origin={origin!r}")
+    object.__setattr__(data, "is_standin", origin in STANDIN_ORIGINS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,17 +166,23 @@ class SingleItemData:
     source
         Where the data came from: a file name with its sha256, or the generator and its parameters.
     is_standin
-        True when the data is a synthetic stand-in for an unavailable real file.
+        True when the data is a stand-in for an unavailable real file (``origin`` is
+        ``"prefix"`` or ``"stand-in"``).
     notes
         Everything the parser or generator did that a reader must know (skipped lines with counts,
         filters applied).  Never empty for a stand-in.
+    origin
+        ``"real"``, ``"prefix"``, ``"stand-in"`` or ``"synthetic"`` (module docstring); ``None``
+        on construction means ``"stand-in"`` if ``is_standin`` else ``"real"``.
+    files
+        ``(file name, sha256)`` of the real files the data were read from (set by the loaders).
 
     Examples
     --------
     >>> from ldpkit.datasets import synthetic
     >>> data = synthetic.uniform_items(n=1_000, m=10, rng=0)
-    >>> data.n, data.m, data.label, data.is_standin
-    (1000, 10, 'Uniform', False)
+    >>> data.n, data.m, data.label, data.is_standin, data.origin
+    (1000, 10, 'Uniform', False, 'synthetic')
     >>> int(data.counts().sum())
     1000
     """
@@ -62,6 +193,11 @@ class SingleItemData:
     source: str
     is_standin: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    origin: str | None = None
+    files: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_origin(self)
 
     @property
     def n(self) -> int:
@@ -75,8 +211,13 @@ class SingleItemData:
 
     @property
     def label(self) -> str:
-        """Name for captions and titles; ends in ``(stand-in)`` for stand-ins."""
-        return _label(self.name, self.is_standin)
+        """Name for captions and titles (:func:`label_for`): stand-ins say which kind they are."""
+        return label_for(self.name, str(self.origin))
+
+    def identity(self) -> DataIdentity:
+        """What these data are, exactly (:class:`DataIdentity`), for provenance and checks."""
+        return DataIdentity(self.name, self.label, str(self.origin), self.n, self.m, self.files, self.source,
+                            _content_digest(self.items, vocabulary=self.vocabulary))
 
     def counts(self) -> np.ndarray:
         """Number of users holding each item (length ``m``)."""
@@ -125,6 +266,11 @@ class ItemSetData:
     source: str
     is_standin: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    origin: str | None = None
+    files: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_origin(self)
 
     @property
     def n(self) -> int:
@@ -148,8 +294,13 @@ class ItemSetData:
 
     @property
     def label(self) -> str:
-        """Name for captions and titles; ends in ``(stand-in)`` for stand-ins."""
-        return _label(self.name, self.is_standin)
+        """Name for captions and titles (:func:`label_for`): stand-ins say which kind they are."""
+        return label_for(self.name, str(self.origin))
+
+    def identity(self) -> DataIdentity:
+        """What these data are, exactly (:class:`DataIdentity`), for provenance and checks."""
+        return DataIdentity(self.name, self.label, str(self.origin), self.n, self.m, self.files, self.source,
+                            _content_digest(self.sets.indices, self.sets.offsets, vocabulary=self.vocabulary))
 
     def counts(self) -> np.ndarray:
         """Number of users holding each item (length ``m``)."""
@@ -163,6 +314,8 @@ class ItemSetData:
             source=self.source,
             is_standin=self.is_standin,
             notes=(*self.notes, how),
+            origin=self.origin,
+            files=self.files,
         )
 
     def first_items(self) -> SingleItemData:

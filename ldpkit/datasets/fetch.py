@@ -39,6 +39,8 @@ Documented on the Datasets page of the book (:ref:`resolution and checksums <sec
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shutil
 import tarfile
@@ -355,6 +357,22 @@ def _mismatch_or_raise(exc: ValueError, downloader: _Downloader, spec: DataFile,
     raise exc
 
 
+@contextlib.contextmanager
+def _quiet_pooch() -> Any:
+    """Hide pooch's INFO log of each download (a stderr line, which fails a book cell); warnings stay.
+
+    ldpkit shows its own progress bar on a terminal, and every failed place is listed by
+    :class:`DatasetUnavailableError`.
+    """
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def _download_file(spec: DataFile, url: str) -> Path:
     """Download ``url`` into the cache as ``spec.path`` with pooch, verified against the pinned hash."""
     downloader = _Downloader()
@@ -362,7 +380,8 @@ def _download_file(spec: DataFile, url: str) -> Path:
     pup = _pooch(None, {spec.path: known}, {spec.path: url})
     target = Path(pup.abspath) / spec.path
     try:
-        path = Path(pup.fetch(spec.path, downloader=downloader))
+        with _quiet_pooch():
+            path = Path(pup.fetch(spec.path, downloader=downloader))
     except ValueError as exc:
         _mismatch_or_raise(exc, downloader, spec, target, url)
     if spec.sha256 is None:  # record what was downloaded, so later damage to the cache is caught
@@ -383,7 +402,8 @@ def _download_member(spec: DataFile, url: str) -> Path:
         pup = _pooch(work, {archive: None}, {archive: url})
         untar = pooch.Untar(members=[spec.member], extract_dir="members")
         try:
-            pup.fetch(archive, processor=untar, downloader=downloader)
+            with _quiet_pooch():
+                pup.fetch(archive, processor=untar, downloader=downloader)
         except (tarfile.TarError, EOFError, zlib.error) as exc:
             raise OSError(f"corrupt or truncated archive {archive} ({type(exc).__name__}: {exc})") from None
         member = work / "members" / spec.member

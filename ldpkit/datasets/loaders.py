@@ -22,13 +22,22 @@ accepted only if the parsed data reproduce the published counts exactly (else
 :class:`StatisticsMismatchError`); full Kosarak must moreover begin with the pinned Kosarak prefix.
 Parsed data are cached per process, keyed by the resolved paths, their sizes and modification
 times and the options, and returned with read-only arrays (the same object is shared between
-calls).  Documented on the Datasets page of the book (:ref:`sec-datasets-loaders`).
+calls); stand-ins are cached by their options, seed and the real sample they resample.
+
+The data policy.  Every experiment, chapter and command loads data through ``source="auto"``:
+a valid local real file; else a download where one exists and downloads are allowed; else the
+labelled stand-in, rebuilt from a real prefix of the file when one is held (``origin="prefix"``,
+Kosarak) and synthetic otherwise (``origin="stand-in"``).  A real file that is present but damaged,
+or that needs an optional reader that is not installed (:class:`~ldpkit.datasets.MissingReaderError`), is an
+error.  :func:`~ldpkit.datasets.plan` says which of these a load would give without parsing anything; ``ldpkit datasets``
+prints it.  Documented on the Datasets page of the book (:ref:`sec-datasets-loaders`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+from dataclasses import dataclass
 import gzip
 import hashlib
 import re
@@ -41,12 +50,13 @@ import numpy as np
 
 from .._rng import RNGLike
 from .containers import ItemSetData, SingleItemData
-from .fetch import ChecksumMismatchError, DatasetUnavailableError, fetch, locate
-from .parsers import DatasetFormatError
+from .fetch import ChecksumMismatchError, DatasetUnavailableError, data_dir, fetch, is_offline, locate, sha256_file
+from .parsers import DatasetFormatError, MissingReaderError, needs_reader, reader_installed
 from .registry import DATASETS, KOSARAK_PREFIX_LINES, KOSARAK_PREFIX_LINES_SHA256, DataFile, DatasetInfo
 from .standins import bootstrap_itemsets, spec_for, standin_itemsets, standin_single
 
 __all__ = [
+    "DataPlan",
     "StandInWarning",
     "StatisticsMismatchError",
     "available",
@@ -60,6 +70,7 @@ __all__ = [
     "load_kosarak_prefix",
     "load_online_retail",
     "load_retail",
+    "plan",
 ]
 
 Source = Literal["real", "auto", "standin"]
@@ -271,6 +282,8 @@ def _parse(
         data = parsers.read_groceries(paths[0], name=info.name)
     else:  # pragma: no cover - guarded by describe()
         raise ValueError(f"no parser for dataset {key!r}")
+    data = dataclasses.replace(data, files=tuple(
+        (p.name, spec.sha256.lower() if spec.sha256 else sha256_file(p)) for p, spec in zip(paths, layout)))
     if pinned:
         return _freeze(_with_notes(data, _pinned_note(layout, paths)))
     assert isinstance(data, ItemSetData)
@@ -307,13 +320,29 @@ def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
 
 
 @functools.lru_cache(maxsize=16)
-def _standin_cached(key: str, options: tuple[tuple[str, Any], ...], seed: int) -> Data:
-    return _freeze(_make_standin(key, dict(options), seed))
+def _standin_cached(key: str, options: tuple[tuple[str, Any], ...], seed: int,
+                    sample: tuple[tuple[str, int, int], ...] | None, why: str | None) -> Data:
+    data = _make_standin(key, dict(options), seed, sample is not None)
+    return _freeze(_with_notes(data, f"real data unavailable: {why}") if why else data)
 
 
-def _make_standin(key: str, opts: dict[str, Any], rng: RNGLike) -> Data:
+def _sample_stamp(info: DatasetInfo) -> tuple[tuple[str, int, int], ...] | None:
+    """Stamp of the verified real sample the stand-in of ``info`` resamples, or ``None`` if there is none.
+
+    A present but damaged sample raises (its checksum error): a stand-in is never built around it.
+    """
+    if info.resample_from is None:
+        return None
+    try:
+        paths, _ = _resolve(describe(info.resample_from), download=False)
+    except DatasetUnavailableError:
+        return None
+    return _stamp(paths)
+
+
+def _make_standin(key: str, opts: dict[str, Any], rng: RNGLike, resample: bool) -> Data:
     info = describe(key)
-    if info.resample_from is not None and _present_locally(info.resample_from):
+    if resample and info.resample_from is not None:
         # a real sample beats a fitted power law: resample its users (see bootstrap_itemsets)
         sample = cast(ItemSetData, load(info.resample_from, source="real"))
         return bootstrap_itemsets(sample, int(info.published["n"]), int(info.published["m"]), rng, name=info.name)
@@ -322,13 +351,12 @@ def _make_standin(key: str, opts: dict[str, Any], rng: RNGLike) -> Data:
 
 
 def _standin(key: str, opts: dict[str, Any], rng: RNGLike, why: str | None) -> Data:
+    sample = _sample_stamp(describe(key))
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
-        data = _standin_cached(key, tuple(sorted(opts.items())), int(rng))
-    else:
-        data = _make_standin(key, opts, rng)
-    if why:
-        data = _with_notes(data, f"real data unavailable: {why}")
-    return data
+        # cached with its note, so that a seed gives the same object on every call (callers cache per object)
+        return _standin_cached(key, tuple(sorted(opts.items())), int(rng), sample, why)
+    data = _make_standin(key, opts, rng, sample is not None)
+    return _with_notes(data, f"real data unavailable: {why}") if why else data
 
 
 def _summarise(exc: DatasetUnavailableError) -> str:
@@ -352,12 +380,135 @@ def _load(key: str, source: Any, rng: RNGLike, **opts: Any) -> Data:
         why = _summarise(exc)
         data = _standin(key, opts, rng, why)
         warnings.warn(
-            f"{info.name}: real data unavailable ({why}); using a synthetic stand-in labelled {data.label!r}",
+            f"{info.name}: real data unavailable ({why}); using the stand-in labelled {data.label!r}",
             StandInWarning,
             stacklevel=3,
         )
         return data
+    _check_readers(paths)
     return _parse_cached(key, _stamp(paths), layout, tuple(sorted(opts.items())))
+
+
+_READER_FIX = {"pyreadr": "pip install 'ldpkit[data]'"}
+
+
+def _check_readers(paths: tuple[Path, ...]) -> None:
+    """Raise :class:`MissingReaderError` when a present file needs an optional reader that is missing."""
+    for path in paths:
+        package = needs_reader(path)
+        if package is not None and not reader_installed(package):
+            raise MissingReaderError(path.name, package, _READER_FIX.get(package, f"pip install {package}"))
+
+
+# ---------------------------------------------------------------------------------------------
+# what a load would give
+
+
+@dataclass(frozen=True)
+class DataPlan:
+    """What loading a dataset with ``source="auto"`` would give here and now (:func:`plan`).
+
+    Attributes
+    ----------
+    key
+        Registry key.
+    name
+        Display name.
+    origin
+        ``"real"`` (verified local files), ``"download"`` (not held locally, downloadable, and
+        downloads are allowed: the real data if the download succeeds, else the stand-in below),
+        ``"prefix"`` (stand-in rebuilt from the real prefix that is held), ``"stand-in"``
+        (synthetic) or ``"error"`` (a present file is damaged or needs a reader that is missing:
+        loading fails).
+    detail
+        One line: which files were found where, or why a stand-in will be used, or the error.
+    fix
+        For ``"error"``: what to do about it.
+    """
+
+    key: str
+    name: str
+    origin: str
+    detail: str
+    fix: str = ""
+
+    @property
+    def label(self) -> str:
+        """The label the data will carry (``"download"`` and ``"error"``: the real name)."""
+        origin = self.origin if self.origin in ("real", "prefix", "stand-in") else "real"
+        from .containers import label_for
+
+        return label_for(self.name, origin)
+
+
+def _places(paths: tuple[Path, ...]) -> str:
+    from .fetch import cache_dir
+
+    root, cache = data_dir(), cache_dir()
+    places = {"LDPKIT_DATA_DIR" if root is not None and p.is_relative_to(root) else
+              "the user cache" if p.is_relative_to(cache) else "a local directory" for p in paths}
+    return " and ".join(sorted(places))
+
+
+def plan(key: str) -> DataPlan:
+    """What :func:`load` with ``source="auto"`` gives for ``key`` here, decided without parsing.
+
+    Follows the data policy of the module docstring step by step: verified local files (their
+    checksums are checked, so this may hash a large file once per process), a download, the
+    prefix stand-in, the synthetic stand-in.  Nothing is downloaded.
+
+    Examples
+    --------
+    >>> import os
+    >>> from ldpkit.datasets import plan
+    >>> os.environ.get("LDPKIT_OFFLINE") in (None, "", "0") or plan("clothing").origin in ("real", "stand-in")
+    True
+    """
+    info = describe(key)
+    for layout in info.layouts:
+        found: list[Path] = []
+        try:
+            for spec in layout:
+                path = locate(spec)
+                if path is None:
+                    break
+                found.append(path)
+        except ChecksumMismatchError as exc:
+            return DataPlan(key, info.name, "error", f"{Path(exc.path).name} has the wrong sha256 ({exc.actual[:12]}; "
+                            f"expected {exc.expected[:12]}): it is not used and loading fails",
+                            "delete or replace the file")
+        except DatasetFormatError as exc:
+            return DataPlan(key, info.name, "error", f"{exc}; loading fails", "replace it with the data file")
+        if len(found) < len(layout):
+            continue
+        paths = tuple(found)
+        try:
+            _check_readers(paths)
+        except MissingReaderError as exc:
+            return DataPlan(key, info.name, "error", f"{exc.file} is present but reading it needs {exc.package}, "
+                            "which is not installed", exc.fix)
+        pinned = "" if all(s.sha256 for s in layout) else "; checksum not pinned, statistics checked on load"
+        files = ", ".join(spec.path for spec in layout)
+        return DataPlan(key, info.name, "real", f"{files} in {_places(paths)}{pinned}")
+    wanted = " or ".join("{" + ", ".join(f.path for f in layout) + "}" for layout in info.layouts)
+    if info.resample_from is not None:
+        try:
+            sample = _sample_stamp(info)
+        except (ChecksumMismatchError, DatasetFormatError) as exc:
+            return DataPlan(key, info.name, "error", f"the real sample {info.resample_from} is damaged ({exc})",
+                            "delete or replace it")
+    else:
+        sample = None
+    standin = (f"prefix stand-in resampling the real {describe(info.resample_from).name}"
+               if sample is not None and info.resample_from is not None
+               else "synthetic stand-in calibrated to the published statistics")
+    downloadable = any(all(f.url for f in layout) for layout in info.layouts)
+    if downloadable and not is_offline():
+        return DataPlan(key, info.name, "download",
+                        f"{wanted} not found locally; downloaded on first load (the {standin} if that fails)")
+    reason = "downloads are off: LDPKIT_OFFLINE=1" if downloadable else "no public download exists"
+    return DataPlan(key, info.name, "prefix" if sample is not None else "stand-in",
+                    f"{wanted} not found locally ({reason}): the {standin}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ from .containers import ItemSetData, SingleItemData
 __all__ = [
     "CheckIns",
     "DatasetFormatError",
+    "MissingReaderError",
     "read_brown",
     "read_clothing",
     "read_fimi",
@@ -97,6 +98,44 @@ _ONLINE_RETAIL_COLUMNS = (
     "CustomerID",
     "Country",
 )
+
+
+class MissingReaderError(ImportError):
+    """A dataset file is present but the optional package that reads it is not installed.
+
+    Attributes
+    ----------
+    file
+        The file's name.
+    package
+        The missing package (``"pyreadr"``).
+    fix
+        What to run to install it.
+
+    Examples
+    --------
+    >>> from ldpkit.datasets import MissingReaderError
+    >>> err = MissingReaderError("onlineretail.rda", "pyreadr", "pip install 'ldpkit[data]'")
+    >>> isinstance(err, ImportError), str(err)
+    (True, "reading onlineretail.rda needs pyreadr, which is not installed: pip install 'ldpkit[data]'")
+    """
+
+    def __init__(self, file: str, package: str, fix: str) -> None:
+        self.file, self.package, self.fix = file, package, fix
+        super().__init__(f"reading {file} needs {package}, which is not installed: {fix}")
+
+
+def needs_reader(path: PathLike) -> str | None:
+    """The optional package needed to read ``path`` (``"pyreadr"`` for R data files), or ``None``."""
+    name = Path(path).name.lower()
+    return "pyreadr" if name.endswith((".rda", ".rdata", ".rda.gz", ".rdata.gz")) else None
+
+
+def reader_installed(package: str) -> bool:
+    """True when the optional reader ``package`` can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec(package) is not None
 
 
 class DatasetFormatError(ValueError):
@@ -1238,9 +1277,9 @@ def _read_online_retail_frame(p: Path, notes: list[str]) -> Any:
             import pyreadr
             from pyreadr.custom_errors import LibrdataError, PyreadrError
         except ImportError:
-            raise ImportError(
-                f"reading {fname} needs pyreadr, which ldpkit keeps optional: install the 'data' extra "
-                "(pip install 'ldpkit[data]') or use the .csv version of Online Retail"
+            raise MissingReaderError(
+                fname, "pyreadr", "install the 'data' extra (pip install 'ldpkit[data]') or use the .csv version "
+                "of Online Retail"
             ) from None
 
         raw = p.read_bytes()

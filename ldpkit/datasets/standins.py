@@ -13,9 +13,10 @@ replaces, set sizes with the published mean (and maximum), and Zipf-distributed 
 
 The exponent ``s`` of each dataset is fitted by :func:`~ldpkit.datasets.fit_zipf_exponent` (least squares of log
 count on log rank over ranks 1..1000) on the real data where we hold it, and pinned below.
-Every result has ``is_standin=True``, the real dataset's ``name`` (so its ``label`` ends in
-``"(stand-in)"``), a ``source`` naming the generator and its parameters, and notes saying which
-statistics it matches.  Documented on the Datasets page of the book.
+Every result has ``origin="stand-in"`` (``is_standin=True``), the real dataset's ``name`` (so its
+``label`` ends in ``"(stand-in)"``), a ``source`` naming the generator and its parameters, and notes
+saying which statistics it matches; :func:`~ldpkit.datasets.bootstrap_itemsets`, which resamples real users, gives
+``origin="prefix"`` instead.  Documented on the Datasets page of the book.
 """
 
 from __future__ import annotations
@@ -471,8 +472,9 @@ def bootstrap_itemsets(sample: ItemSetData, n: int, m: int, rng: RNGLike = 0, na
     curve, which a fitted power law gets wrong) and the published ``n`` and ``m``; the
     ``m - sample.m`` items that the sample never shows get count 0.  What it cannot reproduce is
     the tail of items absent from the sample, and the fact that distinct real users are distinct
-    (each sampled session appears about ``n / len(sample)`` times).  Datasets chapter,
-    :ref:`sec-datasets-standins`.
+    (each sampled session appears about ``n / len(sample)`` times).  The result has
+    ``origin="prefix"`` (label ``"<name> (prefix stand-in)"``) and the sample's ``files``.
+    Datasets chapter, :ref:`sec-datasets-standins`.
     """
     if not isinstance(sample, ItemSetData):
         raise ValueError(f"sample must be an ItemSetData, got {type(sample).__name__}")
@@ -508,4 +510,4 @@ def bootstrap_itemsets(sample: ItemSetData, n: int, m: int, rng: RNGLike = 0, na
         *sample.notes,
     )
     return ItemSetData(sets=ItemSets(indices, offsets, m), vocabulary=vocabulary, name=label, source=source,
-                       is_standin=True, notes=notes)
+                       notes=notes, origin="prefix", files=sample.files)

@@ -1,6 +1,6 @@
 """Synthetic datasets of the papers' experiments, with their exact generating distributions.
 
-These generators *are* the papers' synthetic datasets (``is_standin=False``), not stand-ins for
+These generators *are* the papers' synthetic datasets (``origin="synthetic"``), not stand-ins for
 missing files.  Each returns a :class:`~ldpkit.datasets.containers.SingleItemData` whose
 ``source`` records the generator, its parameters and the seed entropy of the random stream
 (so a run started with ``rng=None`` can still be replayed), and whose ``notes`` record how an
@@ -173,6 +173,7 @@ def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: RNG
         x = np.exp(np.log1p(-u * one_minus_ceiling) / t)
     items = np.clip(np.floor(x).astype(np.int64) - 1, 0, m - 1)
     return SingleItemData(
+        origin="synthetic",
         items=items,
         vocabulary=np.arange(1, m + 1, dtype=np.int64),
         name="Power-law",
@@ -209,6 +210,7 @@ def uniform_items(n: int = 100_000, m: int = 1_000, rng: RNGLike = None) -> Sing
     gen = as_generator(rng)
     items = gen.integers(0, m, size=n, dtype=np.int64)
     return SingleItemData(
+        origin="synthetic",
         items=items,
         vocabulary=np.arange(1, m + 1, dtype=np.int64),
         name="Uniform",
@@ -322,6 +324,7 @@ def zipf_items(n: int = 100_000, m: int = 20, alpha: float = 2.0, rng: RNGLike =
         have += x.size
     values = np.concatenate(kept)[:n]
     return SingleItemData(
+        origin="synthetic",
         items=(values - 1).astype(np.int64),
         vocabulary=np.arange(1, m + 1, dtype=np.int64),
         name="Zipf",
@@ -401,6 +404,7 @@ def fldp_zipf_items(
         raise ValueError(f"every one of the n={n} draws exceeds max_items={max_items}: no record is left")
     vocabulary, items = np.unique(values, return_inverse=True)
     return SingleItemData(
+        origin="synthetic",
         items=items.astype(np.int64).reshape(-1),
         vocabulary=vocabulary.astype(np.int64),
         name="Zipf (FLDP)",

@@ -13,6 +13,12 @@ Three layers:
 * :class:`RunConfig` (:mod:`ldpkit.experiments.config`): repeats, seed, data scale and progress
   of a run, validated once.
 
+Around them, the artifact: every experiment loads its data by the one data policy
+(:mod:`ldpkit.experiments.inputs`), records what it ran on and with what software
+(:mod:`ldpkit.experiments.provenance`, written as ``ID.json`` beside each output), and can be
+rerun and compared with the reference results stored in the package
+(:mod:`ldpkit.experiments.check`, ``ldpkit check``).
+
 The book's chapters and the ``ldpkit`` command (:mod:`ldpkit.cli`) both call :func:`run`.
 Matplotlib is imported only when a figure is drawn.
 
@@ -27,18 +33,23 @@ from __future__ import annotations
 
 # the *_figures modules are the paper families: importing them registers their experiments
 from . import (
+    check,
+    comparison,
     config,
     downloads,
     fldp,
     fldp_figures,
     idldp,
     idldp_figures,
+    inputs,
     ipldp,
     ipldp_figures,
     lip,
     lip_figures,
+    provenance,
     registry,
 )
+from .comparison import Comparison
 from .config import RunConfig, subsample
 from .downloads import csv_download_html
 from .registry import (
@@ -46,6 +57,7 @@ from .registry import (
     ExperimentData,
     ExperimentResult,
     close_matches,
+    flat_frame,
     get,
     ids,
     list_experiments,
@@ -54,11 +66,15 @@ from .registry import (
 )
 
 __all__ = [
+    "Comparison",
     "Experiment",
     "ExperimentData",
     "ExperimentResult",
     "RunConfig",
+    "check",
     "close_matches",
+    "comparison",
+    "flat_frame",
     "csv_download_html",
     "config",
     "downloads",
@@ -67,10 +83,12 @@ __all__ = [
     "get",
     "idldp",
     "idldp_figures",
+    "inputs",
     "ipldp",
     "ipldp_figures",
     "lip",
     "lip_figures",
+    "provenance",
     "ids",
     "list_experiments",
     "register",

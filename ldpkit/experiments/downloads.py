@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["csv_download_html"]
+__all__ = ["csv_download_html", "json_download_html"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.csv$")
 
@@ -40,3 +40,22 @@ def csv_download_html(frame: pd.DataFrame, filename: str, label: str | None = No
     href = "data:text/csv;base64," + base64.b64encode(data).decode("ascii")
     text = html.escape(label or f"Download the data of this figure ({filename}, {len(frame):,} rows)")
     return f'<a download="{html.escape(filename)}" href="{href}">{text}</a>'
+
+
+_JSON_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.json$")
+
+
+def json_download_html(text: str, filename: str, label: str | None = None) -> str:
+    """An HTML link that downloads the JSON ``text`` as ``filename`` (a ``data:`` URI).
+
+    Examples
+    --------
+    >>> from ldpkit.experiments.downloads import json_download_html
+    >>> json_download_html('{"seed": 1}', "fig.json").startswith('<a download="fig.json" href="data:application/json;base64,')
+    True
+    """
+    if not isinstance(filename, str) or not _JSON_NAME.match(filename):
+        raise ValueError(f"filename must be a plain name ending in .json, got {filename!r}")
+    href = "data:application/json;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")
+    shown = html.escape(label or f"Download {filename}")
+    return f'<a download="{html.escape(filename)}" href="{href}">{shown}</a>'

@@ -13,9 +13,12 @@ Data.  ``Zipf`` is :func:`ldpkit.datasets.synthetic.fldp_zipf_items` (593,358 re
 exponent :data:`ZIPF_EXPONENT`, the paper's being illegible) drawn from
 ``numpy.random.default_rng(DATA_SEED)``.  ``Online`` is UCI Online Retail
 (:func:`ldpkit.datasets.load_online_retail`, cleaned, one user per invoice line holding its
-stock code); the paper's "Online" has 2,603 categories and cannot be identified, so these
-data are labelled a **stand-in**.  ``Brown`` is the Brown corpus
-(:func:`ldpkit.datasets.load_brown`, one user per token holding the word, case kept).  A
+stock code), labelled ``"Online Retail"``: the paper's "Online" has 2,603 categories and
+cannot be identified, so a public dataset of the same kind takes its place (said in the data's
+notes and in the chapter).  ``Brown`` is the Brown corpus (:func:`ldpkit.datasets.load_brown`,
+one user per token holding the word, case kept).  Both come from the data policy
+(:func:`ldpkit.experiments.inputs.load_auto`): without the file, the labelled synthetic
+stand-in (``"Online Retail (stand-in)"``, ``"Brown (stand-in)"``).  A
 run's ``seed`` changes only the mechanisms' randomness; ``scale < 1`` keeps a seeded
 subsample of each dataset (generator ``default_rng([DATA_SEED, 10 + i])`` for dataset
 ``i``).  Dataset ``i`` runs with the seed ``seed + i``.
@@ -41,6 +44,8 @@ from .. import datasets as _datasets
 from ..datasets.containers import SingleItemData
 from . import fldp as _protocol
 from .config import RunConfig, subsample
+from .inputs import identity, load_auto
+from .comparison import Comparison
 from .registry import Experiment, ExperimentData, register
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,6 +70,7 @@ __all__ = [
     "compute_metrics",
     "compute_table1",
     "compute_table2",
+    "base_dataset",
     "draw_metric",
     "load_dataset",
 ]
@@ -103,29 +109,50 @@ _DEFAULT_SEED = DATA_SEED + 1
 # --------------------------------------------------------------------------- data
 
 
-@functools.lru_cache(maxsize=3)
-def _load(name: str) -> SingleItemData:
+@functools.lru_cache(maxsize=1)
+def _zipf() -> SingleItemData:
+    data = _datasets.synthetic.fldp_zipf_items(n=593_358, a=ZIPF_EXPONENT, rng=np.random.default_rng(DATA_SEED))
+    data.items.flags.writeable = False  # shared between calls
+    return data
+
+
+@functools.lru_cache(maxsize=2)
+def _online(loaded: SingleItemData) -> SingleItemData:
+    note = (f"in place of the paper's 'Online' data (2,603 categories, not identifiable): UCI Online Retail "
+            f"invoice lines, {loaded.m:,} stock codes")
+    return dataclasses.replace(loaded, notes=(*loaded.notes, note))
+
+
+def base_dataset(name: str) -> SingleItemData:
+    """One of :data:`DATASETS` as the experiments use it, before any subsample (module docstring).
+
+    Online Retail and Brown come from the data policy (:func:`ldpkit.experiments.inputs.load_auto`):
+    the real file, else the labelled synthetic stand-in.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown FLDP dataset {name!r}; choose from {', '.join(DATASETS)}")
     if name == ZIPF:
-        return _datasets.synthetic.fldp_zipf_items(n=593_358, a=ZIPF_EXPONENT, rng=np.random.default_rng(DATA_SEED))
+        return _zipf()
     if name == ONLINE:
-        data = _datasets.load_online_retail(unit="row")
-        assert isinstance(data, SingleItemData)
-        note = (f"stand-in for the paper's 'Online' data (2,603 categories): UCI Online Retail invoice lines, "
-                f"{data.m:,} stock codes")
-        return dataclasses.replace(data, name="Online Retail", is_standin=True, notes=(*data.notes, note))
-    return _datasets.load_brown()
+        return _online(cast(SingleItemData, load_auto(ONLINE, rng=DATA_SEED, unit="row")))
+    return cast(SingleItemData, load_auto(BROWN, rng=DATA_SEED))
 
 
 def load_dataset(name: str, scale: float = 1.0) -> SingleItemData:
-    """One of :data:`DATASETS` (see the module docstring), at ``scale``."""
+    """:func:`base_dataset` at ``scale`` (see the module docstring)."""
     if name not in DATASETS:
         raise ValueError(f"unknown FLDP dataset {name!r}; choose from {', '.join(DATASETS)}")
     RunConfig(scale=scale)
-    return subsample(_load(name), scale, rng=np.random.default_rng([DATA_SEED, 10 + DATASETS.index(name)]))
+    return subsample(base_dataset(name), scale, rng=np.random.default_rng([DATA_SEED, 10 + DATASETS.index(name)]))
 
 
 def _named(scale: float) -> dict[str, SingleItemData]:
     return {name: load_dataset(name, scale) for name in DATASETS}
+
+
+def _inputs() -> dict[str, Any]:
+    """Dataset name -> identity of the data before any subsample (:func:`base_dataset`)."""
+    return {name: identity(base_dataset(name)) for name in DATASETS}
 
 
 # --------------------------------------------------------------------------- compute
@@ -168,7 +195,7 @@ def compute_datasets(config: RunConfig) -> ExperimentData:
     }, index=["Zipf", "Online", "Brown"])
     return ExperimentData(table, labels={k: d.label for k, d in named.items()},
                           standins=tuple(k for k, d in named.items() if d.is_standin),
-                          meta={"notes": {d.label: d.notes for d in named.values()}})
+                          meta={"notes": {d.label: d.notes for d in named.values()}}, inputs=_inputs())
 
 
 def compute_table2(config: RunConfig) -> ExperimentData:
@@ -186,8 +213,13 @@ def compute_table2(config: RunConfig) -> ExperimentData:
     return ExperimentData(frame, labels={}, meta={"users": users, "d": COST_D, "epsilon": COST_EPSILON})
 
 
-@functools.lru_cache(maxsize=4)
 def _metrics(config: RunConfig) -> ExperimentData:
+    # cached per configuration and per data actually loaded (the data policy may change between calls)
+    return _metrics_for(config, tuple(base_dataset(name) for name in DATASETS))
+
+
+@functools.lru_cache(maxsize=4)
+def _metrics_for(config: RunConfig, bases: tuple[SingleItemData, ...]) -> ExperimentData:
     import pandas as pd
 
     named = _named(config.scale)
@@ -200,7 +232,8 @@ def _metrics(config: RunConfig) -> ExperimentData:
                           standins=tuple(k for k, d in named.items() if d.is_standin), parts=parts,
                           meta={"n": {d.label: d.n for d in named.values()},
                                 "items": {d.label: d.m for d in named.values()},
-                                "epsilons": EPSILONS, "ks": _protocol.KS, "guarantees": guar})
+                                "epsilons": EPSILONS, "ks": _protocol.KS, "guarantees": guar},
+                          inputs=_inputs())
 
 
 def compute_metrics(config: RunConfig) -> ExperimentData:
@@ -289,9 +322,13 @@ register(Experiment("fldp-table1", "Notation of the paper, the book and ldpkit",
                     compute_table1, None, _defaults(), "sec-fldp-exp-notation"))
 register(Experiment("fldp-datasets", "Datasets: users and items against the paper", PAPER, "Sec. 6.1 (datasets)",
                     "table", DATASETS, compute_datasets, None, _defaults(), "sec-fldp-exp-data"))
+_TIMES = "wall-clock time: depends on the machine and its load"
 register(Experiment("fldp-table2", "Communication and aggregation cost, measured", PAPER, "Table 2", "table", (),
-                    compute_table2, None, RunConfig(repeats=1, seed=_DEFAULT_SEED), "sec-fldp-exp-cost"))
+                    compute_table2, None, RunConfig(repeats=1, seed=_DEFAULT_SEED), "sec-fldp-exp-cost",
+                    Comparison(keys=("mechanism",), ignore={"perturb_s": _TIMES, "aggregate_s": _TIMES})))
 for _number, _metric in zip((2, 3, 4, 5), _protocol.METRICS):
     register(Experiment(f"fldp-fig{_number}", f"{_metric.upper()} against the budget, top 20/50/100", PAPER,
                         f"Fig. {_number}", "figure", DATASETS, compute_metrics, _drawer(_metric), _defaults(),
-                        f"sec-fldp-exp-fig{_number}"))
+                        f"sec-fldp-exp-fig{_number}",
+                        Comparison(keys=("dataset", "epsilon", "mechanism", "k"), repeat="repeat",
+                                   exact=("se_theory",))))

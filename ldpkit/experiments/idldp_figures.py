@@ -12,7 +12,9 @@ functions' source.
 Data and seeds.  The datasets are part of each experiment's definition and are fixed by
 :data:`DATA_SEED` (the chapter's ``SEED = 20200420``): the synthetic Power-law and Uniform data
 are drawn, in that order, from one generator ``numpy.random.default_rng(DATA_SEED)``, and the real
-datasets are loaded with ``source="auto", rng=DATA_SEED`` (the seed only matters for a stand-in).
+datasets are loaded by the data policy (:func:`ldpkit.experiments.inputs.load_auto`, stand-in seed
+``DATA_SEED``): the real file, else for Kosarak the stand-in resampled from its real prefix when
+that is held (``"Kosarak (prefix stand-in)"``), else the synthetic stand-in.
 A run's :class:`~ldpkit.experiments.RunConfig` ``seed`` (``ldpkit reproduce --seed``)
 changes only the randomness of the mechanisms (budget-level draws, perturbation, padding
 samples), never the data.  An experiment that runs the protocol on several datasets seeds the
@@ -43,7 +45,6 @@ Stand-ins.  When a real file is missing, the stand-in is used without a
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -54,6 +55,8 @@ from .. import datasets as _datasets
 from ..datasets.containers import ItemSetData, SingleItemData
 from . import idldp as _protocol
 from .config import RunConfig, subsample
+from .inputs import identity, load_auto
+from .comparison import Comparison
 from .registry import Experiment, ExperimentData, register
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,6 +107,7 @@ __all__ = [
     "draw_fig8",
     "draw_padding_length",
     "draw_padding_lengths",
+    "base_dataset",
     "load_dataset",
     "theory_gap",
 ]
@@ -195,6 +199,24 @@ def _synthetic() -> tuple[SingleItemData, SingleItemData]:
     return power, uniform
 
 
+def base_dataset(name: str) -> SingleItemData | ItemSetData:
+    """One dataset of the ID-LDP experiments as loaded, before any subsample.
+
+    The synthetic data are generated as the module docstring says; the real datasets come from
+    the data policy (:func:`ldpkit.experiments.inputs.load_auto`, stand-in seed
+    :data:`DATA_SEED`): the real file, else ``"Kosarak (prefix stand-in)"`` for Kosarak when
+    its prefix is held, else the labelled synthetic stand-in.
+    """
+    if name not in SUBSAMPLE_STREAMS:
+        known = ", ".join(SUBSAMPLE_STREAMS)
+        raise ValueError(f"unknown ID-LDP dataset {name!r}; choose from {known}")
+    if name == POWER_LAW:
+        return _synthetic()[0]
+    if name == UNIFORM:
+        return _synthetic()[1]
+    return load_auto(name, rng=DATA_SEED)
+
+
 def load_dataset(
     name: str, scale: float = 1.0
 ) -> SingleItemData | ItemSetData:
@@ -208,32 +230,13 @@ def load_dataset(
         ``"synthetic.power_law_items"``,
         ``"synthetic.uniform_items"`` (Table II's Power-law and
         Uniform data, ``n = 100,000``) or ``"retail"``,
-        ``"kosarak"``, ``"clothing"`` (real files, or their
-        stand-ins when missing).
+        ``"kosarak"``, ``"clothing"`` (:func:`base_dataset`).
     scale
         Fraction in ``(0, 1]`` of the users kept
         (:func:`~ldpkit.experiments.subsample` with the generator
         ``default_rng([DATA_SEED, SUBSAMPLE_STREAMS[name]])``).
     """
-    if name not in SUBSAMPLE_STREAMS:
-        known = ", ".join(SUBSAMPLE_STREAMS)
-        raise ValueError(
-            f"unknown ID-LDP dataset {name!r}; choose from {known}"
-        )
-    data: SingleItemData | ItemSetData
-    if name == POWER_LAW:
-        data = _synthetic()[0]
-    elif name == UNIFORM:
-        data = _synthetic()[1]
-    else:
-        with warnings.catch_warnings():
-            # reported by ExperimentData.standins and the labels
-            warnings.simplefilter(
-                "ignore", _datasets.StandInWarning
-            )
-            data = _datasets.load(
-                name, source="auto", rng=DATA_SEED
-            )
+    data = base_dataset(name)
     return subsample(
         data,
         scale,
@@ -270,7 +273,12 @@ def _result(named: Mapping[str, SingleItemData | ItemSetData], parts: Mapping[st
     standins = tuple(name for name, data in named.items() if data.is_standin)
     items = {data.label: data.m for data in named.values()}
     return ExperimentData(_tidy(parts), labels=labels, standins=standins, parts=parts,
-                          meta={**meta, "items": items})
+                          meta={**meta, "items": items}, inputs=_inputs(named))
+
+
+def _inputs(named: Mapping[str, Any]) -> dict[str, Any]:
+    """Dataset name -> identity of the data as loaded (:func:`base_dataset`)."""
+    return {name: identity(base_dataset(name)) for name in named}
 
 
 def _cache(cache: _protocol.SolutionCache | None) -> _protocol.SolutionCache:
@@ -362,6 +370,7 @@ def compute_table2(config: RunConfig) -> ExperimentData:
         labels={name: d.label for name, d in data.items()},
         standins=tuple(rows[row] for row in standin_rows),
         meta={"standin_rows": standin_rows},
+        inputs=_inputs(data),
     )
 
 
@@ -898,24 +907,31 @@ def _defaults(experiment_id: str) -> RunConfig:
     return RunConfig(repeats=REPEATS, seed=DEFAULT_SEEDS[experiment_id], scale=1.0)
 
 
-# one register() call per figure or table: id, title, paper, item, kind, datasets, compute, draw, defaults, section
+def _compare(setting: str, *, theory: bool = True) -> Comparison:
+    """How ``ldpkit check`` compares a rerun: per (dataset, setting, mechanism), mean over repeats."""
+    keys = ("dataset", *setting.split(","), "mechanism")
+    return Comparison(keys=keys, repeat="repeat", exact=("mse_theory",) if theory else ())
+
+
+# one register() call per figure or table: id, title, paper, item, kind, datasets, compute, draw, defaults, section,
+# comparison
 register(Experiment("idldp-table2", "Datasets: n, m and records against the paper", PAPER, "Table II", "table",
                     (POWER_LAW, UNIFORM, "retail", "kosarak", "clothing"), compute_table2, None,
                     _defaults("idldp-table2"), "sec-idldp-table2"))
 register(Experiment("idldp-fig2", "Empirical against theoretical MSE, synthetic data", PAPER, "Fig. 2", "figure",
-                    (POWER_LAW, UNIFORM), compute_fig2, draw_fig2, _defaults("idldp-fig2"), "sec-idldp-fig2"))
+                    (POWER_LAW, UNIFORM), compute_fig2, draw_fig2, _defaults("idldp-fig2"), "sec-idldp-fig2", _compare("eps")))
 register(Experiment("idldp-fig3", "MSE and RE against the budget, Retail and Kosarak single items", PAPER,
                     "Fig. 3", "figure", ("retail", "kosarak"), compute_fig3, draw_fig3, _defaults("idldp-fig3"),
-                    "sec-idldp-fig3"))
+                    "sec-idldp-fig3", _compare("eps")))
 register(Experiment("idldp-fig4", "RE of the top k against k, Retail and Kosarak single items", PAPER,
                     "Fig. 4", "figure", ("retail", "kosarak"), compute_fig4, draw_fig4, _defaults("idldp-fig4"),
-                    "sec-idldp-fig3"))
+                    "sec-idldp-fig3", _compare("eps")))
 register(Experiment("idldp-fig5", "MSE and RE against the share of sensitive items, Retail", PAPER, "Fig. 5",
-                    "figure", ("retail",), compute_fig5, draw_fig5, _defaults("idldp-fig5"), "sec-idldp-fig5"))
+                    "figure", ("retail",), compute_fig5, draw_fig5, _defaults("idldp-fig5"), "sec-idldp-fig5", _compare("share")))
 register(Experiment("idldp-fig6", "Top-k precision and RE of the PS mechanisms, Clothing item sets", PAPER,
                     "Fig. 6", "figure", ("clothing",), compute_fig6, draw_fig6, _defaults("idldp-fig6"),
-                    "sec-idldp-fig6"))
+                    "sec-idldp-fig6", _compare("ell,eps")))
 register(Experiment("idldp-fig7", "IDUE-PS: RE against the padding length, Clothing", PAPER, "Fig. 7", "figure",
-                    ("clothing",), compute_fig7, draw_fig7, _defaults("idldp-fig7"), "sec-idldp-fig7"))
+                    ("clothing",), compute_fig7, draw_fig7, _defaults("idldp-fig7"), "sec-idldp-fig7", _compare("ell,eps", theory=False)))
 register(Experiment("idldp-fig8", "IDUE-PS: RE against the padding length, Kosarak", PAPER, "Fig. 8", "figure",
-                    ("kosarak",), compute_fig8, draw_fig8, _defaults("idldp-fig8"), "sec-idldp-fig7"))
+                    ("kosarak",), compute_fig8, draw_fig8, _defaults("idldp-fig8"), "sec-idldp-fig7", _compare("ell,eps", theory=False)))

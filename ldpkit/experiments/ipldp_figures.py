@@ -13,10 +13,11 @@ exponent 2 as the paper says) drawn from ``numpy.random.default_rng(DATA_SEED)``
 ``Kosarak`` follows the paper's reduction: one uniformly random item per user (generator
 ``default_rng([DATA_SEED, 1])``), then only the users whose item is among the
 :data:`KOSARAK_ITEMS` most frequent such items are kept.  With the full FIMI file this gives
-the real dataset.  Offline only a prefix of the file exists, so the data are a **stand-in**
-labelled ``"Kosarak (stand-in)"``: the same reduction applied to the Kosarak prefix, then
-:data:`KOSARAK_USERS` users (Table 1's count) drawn i.i.d. from the reduced prefix's item
-distribution (generator ``default_rng([DATA_SEED, 2])``).  A run's ``seed`` changes only the
+the real dataset.  Without it (the data policy, :func:`ldpkit.experiments.inputs.load_or_sample`)
+the data are a **stand-in**: the same reduction applied to the Kosarak prefix when it is held
+(``"Kosarak (prefix stand-in)"``), else to the synthetic Kosarak stand-in (``"Kosarak
+(stand-in)"``), then :data:`KOSARAK_USERS` users (Table 1's count) drawn i.i.d. from the
+reduced item distribution (generator ``default_rng([DATA_SEED, 2])``).  A run's ``seed`` changes only the
 mechanisms' randomness and the user samples, never the data; ``scale < 1`` keeps a seeded
 subsample of each dataset (:func:`~ldpkit.experiments.subsample` with the generator
 ``default_rng([DATA_SEED, 11])`` for Zipf and ``default_rng([DATA_SEED, 12])`` for Kosarak).
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -47,6 +47,8 @@ from . import idldp_figures as _id_figs
 from . import ipldp as _protocol
 from .config import RunConfig, subsample
 from .idldp import SolutionCache
+from .inputs import identity, load_auto, load_or_sample
+from .comparison import Comparison
 from .registry import Experiment, ExperimentData, register
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,6 +80,7 @@ __all__ = [
     "draw_fig3",
     "draw_fig4",
     "draw_losses",
+    "base_dataset",
     "load_dataset",
     "prefix_reduction",
     "summary",
@@ -128,8 +131,11 @@ _EST_STYLE = {"NS": ("--", "s"), "MLE": (":", "^")}
 # --------------------------------------------------------------------------- data
 
 
+@functools.lru_cache(maxsize=1)
 def _zipf() -> SingleItemData:
-    return _datasets.synthetic.zipf_items(n=100_000, m=20, alpha=2.0, rng=np.random.default_rng(DATA_SEED))
+    data = _datasets.synthetic.zipf_items(n=100_000, m=20, alpha=2.0, rng=np.random.default_rng(DATA_SEED))
+    data.items.flags.writeable = False  # shared between calls
+    return data
 
 
 def _reduce(data: Any, items: int) -> SingleItemData:
@@ -148,33 +154,58 @@ def _reduce(data: Any, items: int) -> SingleItemData:
 
 
 @functools.lru_cache(maxsize=2)
-def _kosarak() -> SingleItemData:
-    if _datasets.available(KOSARAK):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", _datasets.StandInWarning)
-            return _reduce(_datasets.load(KOSARAK, source="auto", rng=DATA_SEED), KOSARAK_ITEMS)
-    prefix = _reduce(_datasets.load_kosarak_prefix(), KOSARAK_ITEMS)
+def _kosarak_from(base: Any, origin: str) -> SingleItemData:
+    """Kosarak as the experiments use it, from what the data policy gave (see :func:`load_dataset`)."""
+    reduced = _reduce(base, KOSARAK_ITEMS)
+    if origin == "real":
+        return reduced
     gen = np.random.default_rng([DATA_SEED, 2])
-    items = gen.choice(KOSARAK_ITEMS, size=KOSARAK_USERS, p=prefix.counts() / prefix.n)
-    return SingleItemData(
-        items=items.astype(np.int64), vocabulary=prefix.vocabulary, name="Kosarak",
-        source=f"stand-in built from {prefix.source}", is_standin=True,
-        notes=(*prefix.notes, f"stand-in: full Kosarak unavailable; {KOSARAK_USERS:,} users drawn i.i.d. from the "
-               f"reduced prefix's item distribution ({prefix.n:,} prefix users)"),
+    items = gen.choice(KOSARAK_ITEMS, size=KOSARAK_USERS, p=reduced.counts() / reduced.n)
+    what = "the Kosarak prefix" if origin == "prefix" else "a synthetic Kosarak stand-in"
+    data = SingleItemData(
+        items=items.astype(np.int64), vocabulary=reduced.vocabulary, name="Kosarak",
+        source=f"stand-in built from {reduced.source}", origin=origin, files=reduced.files,
+        notes=(*reduced.notes, f"stand-in: full Kosarak unavailable; {KOSARAK_USERS:,} users drawn i.i.d. from the "
+               f"item distribution of {what} after the reduction ({reduced.n:,} users)"),
     )
+    data.items.flags.writeable = False
+    return data
 
 
-def prefix_reduction() -> SingleItemData:
-    """The paper's reduction applied to the Kosarak prefix alone (what the stand-in resamples)."""
-    return _reduce(_datasets.load_kosarak_prefix(), KOSARAK_ITEMS)
+def _kosarak() -> SingleItemData:
+    base, origin = load_or_sample(KOSARAK, rng=DATA_SEED)
+    return _kosarak_from(base, origin)
+
+
+def prefix_reduction() -> SingleItemData | None:
+    """The paper's reduction applied to the Kosarak prefix alone (what the prefix stand-in resamples).
+
+    ``None`` when the prefix is not held.
+    """
+    if not _datasets.available("kosarak-prefix"):
+        return None
+    return _reduce(load_auto("kosarak-prefix"), KOSARAK_ITEMS)
+
+
+def base_dataset(name: str) -> SingleItemData:
+    """``"synthetic.zipf_items"`` or ``"kosarak"`` as the experiments use them, before any subsample.
+
+    Kosarak comes from the data policy: the paper's reduction of the full file when it is held
+    (or downloads), else the **prefix stand-in** (``"Kosarak (prefix stand-in)"``: the
+    reduction of the held prefix, resampled to :data:`KOSARAK_USERS` users), else the same
+    construction on the synthetic Kosarak stand-in (``"Kosarak (stand-in)"``).
+    """
+    if name not in _STREAMS:
+        raise ValueError(f"unknown IPLDP dataset {name!r}; choose from {', '.join(_STREAMS)}")
+    return _zipf() if name == ZIPF else _kosarak()
 
 
 def load_dataset(name: str, scale: float = 1.0) -> SingleItemData:
-    """``"synthetic.zipf_items"`` or ``"kosarak"`` (real or stand-in, see the module docstring), at ``scale``."""
+    """:func:`base_dataset` at ``scale`` (see the module docstring)."""
     if name not in _STREAMS:
         raise ValueError(f"unknown IPLDP dataset {name!r}; choose from {', '.join(_STREAMS)}")
     RunConfig(scale=scale)  # validates scale
-    data = _zipf() if name == ZIPF else _kosarak()
+    data = base_dataset(name)
     return subsample(data, scale, rng=np.random.default_rng([DATA_SEED, 10 + _STREAMS[name]]))
 
 
@@ -186,7 +217,12 @@ def _result(named: Mapping[str, SingleItemData], parts: Mapping[str, pd.DataFram
     frames = [frame.assign(dataset=label)[["dataset", *frame.columns]] for label, frame in parts.items()]
     return ExperimentData(pd.concat(frames, ignore_index=True), labels=labels, standins=standins, parts=parts,
                           meta={**meta, "n": {d.label: d.n for d in named.values()},
-                                "items": {d.label: d.m for d in named.values()}})
+                                "items": {d.label: d.m for d in named.values()}}, inputs=_inputs(named))
+
+
+def _inputs(named: Mapping[str, Any]) -> dict[str, Any]:
+    """Dataset name -> identity of the data before any subsample (:func:`base_dataset`)."""
+    return {name: identity(base_dataset(name)) for name in named}
 
 
 def summary(frame: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
@@ -219,7 +255,7 @@ def compute_table1(config: RunConfig) -> ExperimentData:
     }, index=["Zipf", "Kosarak"])
     return ExperimentData(table, labels={k: d.label for k, d in named.items()},
                           standins=tuple(k for k, d in named.items() if d.is_standin),
-                          meta={"notes": {d.label: d.notes for d in named.values()}})
+                          meta={"notes": {d.label: d.notes for d in named.values()}}, inputs=_inputs(named))
 
 
 def compute_table2(config: RunConfig) -> ExperimentData:
@@ -405,13 +441,19 @@ def _defaults(experiment_id: str) -> RunConfig:
     return RunConfig(repeats=REPEATS, seed=DEFAULT_SEEDS[experiment_id], scale=1.0)
 
 
+def _compare(setting: str) -> Comparison:
+    """How ``ldpkit check`` compares a rerun: per (dataset, setting, mechanism, estimator), mean over repeats."""
+    return Comparison(keys=("dataset", *setting.split(","), "n", "mechanism", "estimator"), repeat="repeat",
+                      exact=("mse_theory",))
+
+
 register(Experiment("ipldp-table1", "Datasets: users and items against the paper", PAPER, "Table 1", "table",
                     (ZIPF, KOSARAK), compute_table1, None, _defaults("ipldp-table1"), "sec-ipldp-table1"))
 register(Experiment("ipldp-table2", "Parameter settings of experiments #1-#5", PAPER, "Table 2", "table", (),
                     compute_table2, None, _defaults("ipldp-table2"), "sec-ipldp-table2"))
 register(Experiment("ipldp-fig2", "IPRR, KRR and uRR against the sample ratio (#1-#3)", PAPER, "Fig. 2",
-                    "figure", (ZIPF, KOSARAK), compute_fig2, draw_fig2, _defaults("ipldp-fig2"), "sec-ipldp-fig2"))
+                    "figure", (ZIPF, KOSARAK), compute_fig2, draw_fig2, _defaults("ipldp-fig2"), "sec-ipldp-fig2", _compare("experiment,sr")))
 register(Experiment("ipldp-fig3", "IPRR and uRR against the non-sensitive ratio (#4)", PAPER, "Fig. 3",
-                    "figure", (ZIPF, KOSARAK), compute_fig3, draw_fig3, _defaults("ipldp-fig3"), "sec-ipldp-fig3"))
+                    "figure", (ZIPF, KOSARAK), compute_fig3, draw_fig3, _defaults("ipldp-fig3"), "sec-ipldp-fig3", _compare("nr")))
 register(Experiment("ipldp-fig4", "IPRR against IDUE opt0, opt1, opt2 (#5)", PAPER, "Fig. 4", "figure",
-                    (ZIPF, KOSARAK), compute_fig4, draw_fig4, _defaults("ipldp-fig4"), "sec-ipldp-fig4"))
+                    (ZIPF, KOSARAK), compute_fig4, draw_fig4, _defaults("ipldp-fig4"), "sec-ipldp-fig4", _compare("experiment,sr")))

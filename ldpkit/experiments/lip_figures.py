@@ -17,24 +17,27 @@ dataset's, :func:`~ldpkit.experiments.lip.conditional_mse`).
 
 Data.  Fig. 7 draws the local priors uniformly on ``[0, 1]`` from ``default_rng([DATA_SEED, N])``.
 Fig. 8 (a): websites as users, ``X = 1`` for a page with more than 15,000 clicks in the full
-Kosarak file.  Offline only its prefix exists: the **stand-in** ``"Kosarak (stand-in)"`` takes the
-prefix's pages as users, counts a page's clicks as the prefix sessions containing it, and scales
-the threshold by the share of the file's clicks the prefix holds, ``15,000 * records(prefix) /
-8,019,015`` (:func:`kosarak_threshold`); the global prior is the share of popular pages.  Fig. 8
-(b): Gowalla 10-core has neither coordinates nor timestamps, so the "secret region" is the set of
-the :data:`GOWALLA_REGION` locations with the most visitors, one location of each user drawn
-uniformly (``default_rng([DATA_SEED, 8])``) plays the last check-in (``X = 1`` when it lies in the
-region), and the local prior is the add-one share ``(k + 1) / (m + 2)`` of the user's ``m`` other
-locations, ``k`` of them in the region; the label says ``"Gowalla (stand-in: held-out location)"``.
+Kosarak file, a page's clicks counted as the sessions containing it; the global prior is the
+share of popular pages.  Without the full file (the data policy,
+:func:`ldpkit.experiments.inputs.load_or_sample`) the panel is a stand-in: ``"Kosarak (prefix
+stand-in)"`` takes the held prefix's pages as users and scales the threshold by the share of the
+file's clicks the prefix holds, ``15,000 * records(prefix) / 8,019,015``
+(:func:`kosarak_threshold`); ``"Kosarak (stand-in)"`` does the same on the synthetic Kosarak
+stand-in.  Fig. 8 (b): Gowalla 10-core has neither coordinates nor timestamps, so the "secret
+region" is the set of the :data:`GOWALLA_REGION` locations with the most visitors, one location
+of each user drawn uniformly (``default_rng([DATA_SEED, 8])``) plays the last check-in (``X = 1``
+when it lies in the region), and the local prior is the add-one share ``(k + 1) / (m + 2)`` of the
+user's ``m`` other locations, ``k`` of them in the region; the label says ``"Gowalla, held-out
+location"`` (``"Gowalla (stand-in), held-out location"`` on the synthetic stand-in).
 ``scale < 1`` keeps a seeded subsample of pages or users (``default_rng([DATA_SEED, 11])``,
 ``[DATA_SEED, 12]``) and of Fig. 7's ``N`` (``max(1, round(scale N))``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -46,6 +49,8 @@ from ..datasets.containers import ItemSetData
 from . import idldp_figures as _id_figs
 from . import lip as _protocol
 from .config import RunConfig
+from .inputs import identity, load_auto, load_or_sample
+from .comparison import Comparison
 from .registry import Experiment, ExperimentData, register
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,17 +149,22 @@ def kosarak_threshold(records: int) -> float:
 
 
 @functools.lru_cache(maxsize=2)
+def _kosarak_counts(base: ItemSetData, origin: str) -> tuple[np.ndarray, str, bool, int, float]:
+    counts = base.counts()
+    counts.flags.writeable = False
+    label = _datasets.label_for("Kosarak", origin)
+    threshold = float(KOSARAK_CLICKS) if origin == "real" else kosarak_threshold(base.n_records)
+    return counts, label, origin != "real", base.n_records, threshold
+
+
+def _kosarak_base() -> tuple[ItemSetData, str]:
+    """What Fig. 8 (a) counts clicks on, by the data policy, and the origin of the panel's data."""
+    base, origin = load_or_sample("kosarak", rng=DATA_SEED)
+    return cast(ItemSetData, base), origin
+
+
 def _kosarak_full() -> tuple[np.ndarray, str, bool, int, float]:
-    if _datasets.available("kosarak"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", _datasets.StandInWarning)
-            data = cast(ItemSetData, _datasets.load("kosarak", source="auto", rng=DATA_SEED))
-        if not data.is_standin:
-            counts = data.counts()
-            return counts, "Kosarak", False, data.n_records, float(KOSARAK_CLICKS)
-    data = _datasets.load_kosarak_prefix()
-    counts = data.counts()
-    return counts, "Kosarak (stand-in)", True, data.n_records, kosarak_threshold(data.n_records)
+    return _kosarak_counts(*_kosarak_base())
 
 
 def kosarak_data(scale: float = 1.0) -> dict[str, Any]:
@@ -171,9 +181,20 @@ def kosarak_data(scale: float = 1.0) -> dict[str, Any]:
             "threshold": threshold, "pages": int(counts.size), "popular": int(x_all.sum())}
 
 
-@functools.lru_cache(maxsize=2)
+def _gowalla_base() -> ItemSetData:
+    return cast(ItemSetData, load_auto("gowalla-10core", rng=DATA_SEED))
+
+
+def _gowalla_label(data: ItemSetData) -> str:
+    return f"{data.label}, held-out location"
+
+
 def _gowalla_full() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    data = _datasets.load_gowalla()
+    return _gowalla_from(_gowalla_base())
+
+
+@functools.lru_cache(maxsize=2)
+def _gowalla_from(data: ItemSetData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     counts = data.counts()
     region = np.zeros(data.m, dtype=bool)
     region[np.lexsort((np.arange(data.m), -counts))[:GOWALLA_REGION]] = True
@@ -185,19 +206,22 @@ def _gowalla_full() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     inside = np.add.reduceat(region[sets.indices].astype(np.int64), sets.offsets[:-1])
     k = inside - x
     prior = (k + 1.0) / (sizes - 1.0 + 2.0)
+    for arr in (x, prior):
+        arr.flags.writeable = False
     return x, prior, sizes
 
 
 def gowalla_data(scale: float = 1.0) -> dict[str, Any]:
     """Fig. 8 (b): per user ``x`` (held-out location in the region) and the local prior (module docstring)."""
     RunConfig(scale=scale)
-    x, prior, _ = _gowalla_full()
+    data = _gowalla_base()
+    x, prior, _ = _gowalla_from(data)
     keep = np.arange(x.size)
     if scale < 1:
         size = max(1, round(scale * x.size))
         keep = np.sort(np.random.default_rng([DATA_SEED, 12]).choice(x.size, size, replace=False))
-    return {"x": x[keep], "prior": prior[keep], "label": "Gowalla (stand-in: held-out location)",
-            "standin": True, "users": int(x.size), "region": GOWALLA_REGION}
+    return {"x": x[keep], "prior": prior[keep], "label": _gowalla_label(data),
+            "standin": bool(data.is_standin), "users": int(x.size), "region": GOWALLA_REGION}
 
 
 def example1_printed(epsilon: float, n: int = EXAMPLE_N) -> dict[str, float]:
@@ -362,7 +386,12 @@ def compute_fig8(config: RunConfig) -> ExperimentData:
         rows += sims[d["label"]]
         parts[d["label"]] = _frame(rows, d["label"])
     frame = pd.concat(list(parts.values()), ignore_index=True)
+    kos_base, kos_origin = _kosarak_base()
+    kos_id = dataclasses.replace(identity(kos_base, kos["label"]), origin=kos_origin) if kos_origin != "real" \
+        else identity(kos_base)
+    inputs = {"kosarak": kos_id, "gowalla-10core": identity(_gowalla_base(), gow["label"])}
     return ExperimentData(frame, labels={"kosarak": kos["label"], "gowalla-10core": gow["label"]},
+                          inputs=inputs,
                           standins=tuple(k for k, d in (("kosarak", kos), ("gowalla-10core", gow)) if d["standin"]),
                           parts=parts, meta={"n": {kos["label"]: int(kos["x"].size), gow["label"]: int(gow["x"].size)},
                                              "trials": trials,
@@ -492,13 +521,16 @@ def _defaults(experiment_id: str) -> RunConfig:
 
 
 _SYN: tuple[str, ...] = ()  # the priors are generated in the compute functions
+#: ``ldpkit check``: one row per (panel, budget, model, kind); simulated means carry their exact standard error
+_COMPARE = Comparison(keys=("dataset", "panel", "n", "epsilon", "model", "kind"), se={"mse": "se"},
+                      ignore={"rmse": "sqrt(mse / n): compared through mse"})
 register(Experiment("lip-fig2", "Example 1: error of the aggregate against eps (N = 100, prior 0.1)", PAPER,
-                    "Fig. 2", "figure", _SYN, compute_fig2, draw_fig2, _defaults("lip-fig2"), "sec-lip-fig2"))
+                    "Fig. 2", "figure", _SYN, compute_fig2, draw_fig2, _defaults("lip-fig2"), "sec-lip-fig2", _COMPARE))
 register(Experiment("lip-fig5", "Context-free LDP, Opt-LDP and Opt-LIP at priors 0.5 and 0.99", PAPER, "Fig. 5",
-                    "figure", _SYN, compute_fig5, draw_fig5, _defaults("lip-fig5"), "sec-lip-fig5"))
+                    "figure", _SYN, compute_fig5, draw_fig5, _defaults("lip-fig5"), "sec-lip-fig5", _COMPARE))
 register(Experiment("lip-fig6", "Prior-aware models at global priors 0.5 and 0.01", PAPER, "Fig. 6", "figure",
-                    _SYN, compute_fig6, draw_fig6, _defaults("lip-fig6"), "sec-lip-fig6"))
+                    _SYN, compute_fig6, draw_fig6, _defaults("lip-fig6"), "sec-lip-fig6", _COMPARE))
 register(Experiment("lip-fig7", "Local priors uniform on [0, 1], N = 5, 500, 50,000", PAPER, "Fig. 7", "figure",
-                    _SYN, compute_fig7, draw_fig7, _defaults("lip-fig7"), "sec-lip-fig7"))
+                    _SYN, compute_fig7, draw_fig7, _defaults("lip-fig7"), "sec-lip-fig7", _COMPARE))
 register(Experiment("lip-fig8", "Kosarak (global prior) and Gowalla (local priors)", PAPER, "Fig. 8", "figure",
-                    ("kosarak", "gowalla-10core"), compute_fig8, draw_fig8, _defaults("lip-fig8"), "sec-lip-fig8"))
+                    ("kosarak", "gowalla-10core"), compute_fig8, draw_fig8, _defaults("lip-fig8"), "sec-lip-fig8", _COMPARE))

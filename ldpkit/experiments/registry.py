@@ -29,8 +29,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .comparison import EXACT, Comparison
 from .config import RunConfig
 from .downloads import csv_download_html
+
+from ..datasets.containers import DataIdentity
 
 if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
@@ -41,6 +44,7 @@ __all__ = [
     "ExperimentData",
     "ExperimentResult",
     "close_matches",
+    "flat_frame",
     "get",
     "ids",
     "list_experiments",
@@ -72,6 +76,11 @@ class ExperimentData:
         for tables).
     meta
         Anything else the draw function or the chapter needs (grids, ``k`` values, sizes).
+    inputs
+        Dataset name -> the :class:`~ldpkit.datasets.DataIdentity` of the data as loaded (before
+        the experiment's subsample or reduction): what provenance sidecars record and ``ldpkit
+        check`` compares.  Generated data that are part of the experiment (priors drawn in the
+        compute function) need no entry.
 
     Examples
     --------
@@ -87,11 +96,16 @@ class ExperimentData:
     standins: tuple[str, ...] = ()
     parts: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, DataIdentity] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.standins if name not in self.labels]
         if unknown:
             raise ValueError(f"standins {unknown!r} are not datasets of labels {sorted(self.labels)!r}")
+        strangers = [name for name in self.inputs if name not in self.labels]
+        if strangers:
+            raise ValueError(f"inputs {strangers!r} are not datasets of labels {sorted(self.labels)!r}")
+        object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
         object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
         object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
@@ -125,6 +139,10 @@ class Experiment:
         The configuration of the book's run (its seed reproduces the book's numbers).
     section
         Label of the book section showing it, if any.
+    comparison
+        How ``ldpkit check`` compares a rerun with the stored reference
+        (:class:`~ldpkit.experiments.Comparison`; default: every value exact, rows in
+        order).
 
     Examples
     --------
@@ -147,6 +165,7 @@ class Experiment:
     draw: Callable[[ExperimentData], matplotlib.figure.Figure] | None
     defaults: RunConfig = field(default_factory=RunConfig)
     section: str | None = None
+    comparison: Comparison = field(default_factory=lambda: EXACT)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -168,6 +187,8 @@ class Experiment:
             raise ValueError(f"a table has no draw function, got {self.draw!r}")
         if not isinstance(self.defaults, RunConfig):
             raise ValueError(f"defaults must be a RunConfig, got {self.defaults!r}")
+        if not isinstance(self.comparison, Comparison):
+            raise ValueError(f"comparison must be a Comparison, got {self.comparison!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,37 +362,96 @@ class ExperimentResult:
         """
         return csv_download_html(self.frame, f"{self.experiment.id}.csv")
 
-    def save(self, directory: str | Path = ".", *, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
-        """Write the figure (one file per format) and the frame as CSV into ``directory``.
+    def sidecar(self, *, command: str | None = None, files: list[str] | None = None) -> dict[str, Any]:
+        """The provenance record of this result (:func:`ldpkit.experiments.provenance.sidecar`).
 
-        Files are named after the experiment id (``idldp-fig2.png``, ``.pdf``, ``.csv``); the
-        directory is created if needed.  A table, or a result without a figure, writes the CSV
-        only.  Multi-level column names are joined with ``": "`` in the CSV header; the index is
-        written only when it is not the default range index.
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> def compute(config):
+        ...     return ExperimentData(pd.DataFrame({"x": [1]}), labels={})
+        >>> toy = Experiment("toy-table1", "A toy", "nobody2024", "Table 1", "table", (), compute, None)
+        >>> record = run(toy, RunConfig(seed=5)).sidecar()
+        >>> record["id"], record["config"]["seed"], record["command"], "numpy" in record["environment"]["versions"]
+        ('toy-table1', 5, 'ldpkit reproduce toy-table1 --seed 5', True)
+        """
+        from .provenance import sidecar
+
+        return sidecar(self, command=command, files=files)
+
+    def downloads_html(self) -> str:
+        """Links that download the data (:meth:`csv_link_html`) and the provenance record as JSON.
+
+        The book shows them under every figure, so a figure carries what it ran on, with which
+        code and seed, exactly as ``ldpkit reproduce`` writes it beside its files.
+        """
+        import json
+
+        from .downloads import json_download_html
+
+        record = self.sidecar(files=[f"{self.experiment.id}.csv"])
+        return (self.csv_link_html() + " &middot; " +
+                json_download_html(json.dumps(record, indent=2), f"{self.experiment.id}.json",
+                                   "provenance of this run (JSON: data, seed, versions)"))
+
+    def save(self, directory: str | Path = ".", *, formats: tuple[str, ...] = ("png", "pdf"),
+             command: str | None = None) -> list[Path]:
+        """Write the figure (one file per format), the frame as CSV and the provenance as JSON.
+
+        Files are named after the experiment id (``idldp-fig2.png``, ``.pdf``, ``.csv``,
+        ``.json``); the directory is created if needed.  A table, or a result without a figure,
+        writes the CSV and the JSON.  Multi-level column names are joined with ``": "`` in the CSV
+        header; the index is written only when it is not the default range index
+        (:func:`~ldpkit.experiments.flat_frame`).  The JSON is :meth:`sidecar` (``command``: the command line that
+        made the result); the figure files carry the experiment, the data labels and the command
+        in their metadata.
 
         Returns
         -------
         list of pathlib.Path
-            The files written, figure files first.
+            The files written, figure files first and the JSON last.
         """
-        import pandas as pd
+        import json
+
+        from .. import __version__
 
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
+        data = ", ".join(self.labels.values()) or "no dataset"
+        about = f"{self.experiment.item} of {self.experiment.paper}; data: {data}; {command or self.command}"
         if self.figure is not None:
             for fmt in formats:
                 path = out / f"{self.experiment.id}.{fmt}"
-                self.figure.savefig(path, format=fmt, bbox_inches="tight")
+                title = f"{self.experiment.id}: {self.experiment.title}"
+                meta = ({"Title": title, "Subject": about, "Creator": f"ldpkit {__version__}"} if fmt == "pdf" else
+                        {"Title": title, "Description": about, "Software": f"ldpkit {__version__}"} if fmt == "png"
+                        else None)
+                self.figure.savefig(path, format=fmt, bbox_inches="tight", metadata=meta)
                 written.append(path)
-        frame = self.frame.copy()
-        if isinstance(frame.columns, pd.MultiIndex):
-            frame.columns = [": ".join(str(level) for level in col) for col in frame.columns]
-        default_index = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
         csv = out / f"{self.experiment.id}.csv"
-        frame.to_csv(csv, index=not default_index)
+        frame, keep_index = flat_frame(self.frame)
+        frame.to_csv(csv, index=keep_index)
         written.append(csv)
+        sidecar = out / f"{self.experiment.id}.json"
+        record = self.sidecar(command=command, files=[p.name for p in written])
+        sidecar.write_text(json.dumps(record, indent=2) + "\n")
+        written.append(sidecar)
         return written
+
+
+def flat_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """``(frame, keep_index)`` as written to CSV: multi-level column names joined with ``": "``.
+
+    ``keep_index`` is false for the default range index (which is then not written).
+    """
+    import pandas as pd
+
+    frame = frame.copy()
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame.columns = [": ".join(str(level) for level in col) for col in frame.columns]
+    default_index = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+    return frame, not default_index
 
 
 _REGISTRY: dict[str, Experiment] = {}

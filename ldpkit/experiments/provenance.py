@@ -1,0 +1,116 @@
+"""Provenance of a run: what ran, on what data, with which code and libraries, on which machine.
+
+``ldpkit reproduce ID`` writes :func:`sidecar` as ``ID.json`` beside ``ID.csv`` (and the figure),
+and the book links the same record under every figure.  It holds the ldpkit version and, when
+the package runs from a git checkout, the commit (and whether the work tree had uncommitted
+changes), the command line, the :class:`~ldpkit.experiments.RunConfig`, each dataset's
+:class:`~ldpkit.datasets.DataIdentity` (real / prefix stand-in / stand-in / synthetic, with the
+sha256 of the files read or the generator and seed of a stand-in), the versions of Python,
+numpy, scipy, cvxpy and pandas, the platform, and the wall time.  ``ldpkit check`` compares a
+rerun's record with the reference record stored in the package.
+
+Examples
+--------
+>>> from ldpkit.experiments.provenance import environment
+>>> env = environment()
+>>> sorted(env["versions"])[:3], env["ldpkit"] == __import__("ldpkit").__version__
+(['cvxpy', 'matplotlib', 'numpy'], True)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .registry import ExperimentResult
+
+__all__ = ["SCHEMA", "environment", "git_revision", "sidecar"]
+
+#: version of the sidecar's layout (a new field keeps it; a renamed or removed one bumps it)
+SCHEMA = 1
+_LIBRARIES = ("numpy", "scipy", "cvxpy", "pandas", "matplotlib")
+
+
+@functools.lru_cache(maxsize=1)
+def git_revision() -> dict[str, Any] | None:
+    """``{"commit": sha, "dirty": bool}`` when ldpkit runs from a git checkout, else ``None``.
+
+    ``dirty`` is true when tracked files differ from the commit (untracked files are ignored).
+    """
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(status.strip())}
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def environment() -> dict[str, Any]:
+    """The software and machine a run used: ldpkit and git, library versions, Python and platform."""
+    from .. import __version__
+
+    return {
+        "ldpkit": __version__,
+        "git": git_revision(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "versions": {name: _version(name) for name in _LIBRARIES},
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def sidecar(result: ExperimentResult, *, command: str | None = None,
+            files: list[str] | None = None) -> dict[str, Any]:
+    """The provenance record of ``result`` (module docstring), JSON-ready.
+
+    Parameters
+    ----------
+    result
+        A run of :func:`ldpkit.experiments.run`.
+    command
+        The command line that made it (default: ``result.command``, the ``ldpkit reproduce``
+        command that remakes it).
+    files
+        Names of the files written beside the record.
+    """
+    exp, config = result.experiment, result.config
+    finished = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    return {
+        "schema": SCHEMA,
+        "id": exp.id,
+        "title": exp.title,
+        "paper": exp.paper,
+        "item": exp.item,
+        "kind": exp.kind,
+        "command": command if command is not None else result.command,
+        "reproduce": result.command,
+        "config": {"repeats": config.repeats, "seed": config.seed, "scale": config.scale, "jobs": config.jobs,
+                   "backend": config.backend},
+        "labels": dict(result.labels),
+        "standins": list(result.standins),
+        "datasets": {name: ident.as_dict() for name, ident in result.data.inputs.items()},
+        "environment": environment(),
+        "finished": finished.isoformat(),
+        "seconds": None if result.seconds is None else round(float(result.seconds), 3),
+        "files": list(files or []),
+    }

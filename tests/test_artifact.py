@@ -1,0 +1,182 @@
+"""The artifact reruns anywhere and checks itself.
+
+* With no data directory at all (no ``LDPKIT_DATA_DIR``, an empty cache, downloads off), every
+  registered experiment reruns at reduced scale through ``ldpkit reproduce --all`` and every
+  output says what it ran on (CSV labels, the provenance JSON).
+* ``ldpkit check`` reproduces the data-free results there and calls the others "not comparable",
+  never "reproduced"; with the shared data every result is reproduced at full scale.
+* The stored references cover every experiment, and the comparison rejects a result moved by a
+  few standard errors or an exact value changed in its last digits.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ldpkit import experiments
+from ldpkit.datasets import DATASETS
+from ldpkit.experiments import check as C
+
+NO_DATA_SCALE = ["--repeats", "2", "--scale", "0.02"]
+#: experiments that need no dataset file at all (everything they use is generated)
+DATA_FREE = tuple(e.id for e in experiments.list_experiments() if not any(k in DATASETS for k in e.datasets))
+
+
+def _no_data_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "LDPKIT_DATA_DIR"}
+    env.update(LDPKIT_CACHE_DIR=str(tmp / "empty-cache"), LDPKIT_OFFLINE="1")
+    return env
+
+
+def _ldpkit(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ldpkit", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def no_data_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    tmp = tmp_path_factory.mktemp("no-data")
+    out = tmp / "out"
+    proc = _ldpkit(["reproduce", "--all", *NO_DATA_SCALE, "--out", str(out)], _no_data_env(tmp), tmp)
+    return proc, out, tmp
+
+
+def test_every_experiment_reruns_with_no_data(no_data_run) -> None:
+    proc, out, _ = no_data_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    for exp in experiments.list_experiments():
+        names = {f"{exp.id}.csv", f"{exp.id}.json"} | ({f"{exp.id}.png", f"{exp.id}.pdf"} if exp.kind == "figure"
+                                                      else set())
+        assert names <= {p.name for p in out.iterdir()}, exp.id
+        assert f"{exp.id} data: " in proc.stdout
+
+
+def test_every_output_says_what_it_ran_on(no_data_run) -> None:
+    _, out, _ = no_data_run
+    for exp in experiments.list_experiments():
+        record = json.loads((out / f"{exp.id}.json").read_text())
+        assert record["config"]["scale"] == 0.02 and record["config"]["repeats"] == 2
+        real = [k for k in exp.datasets if k in DATASETS]
+        assert set(record["datasets"]) >= set(real), exp.id
+        for key in real:
+            ident = record["datasets"][key]
+            # nothing real is available: every real dataset is the synthetic stand-in, and says so
+            assert ident["origin"] == "stand-in" and ident["files"] == [], (exp.id, key)
+            assert "stand-in" in ident["label"] and "stand-in" in record["labels"][key]
+            assert ident["label"] in record["standins"]
+        for key, ident in record["datasets"].items():
+            if key not in DATASETS:
+                assert ident["origin"] == "synthetic", (exp.id, key)
+        with open(out / f"{exp.id}.csv", newline="") as fh:
+            text = fh.read()
+        for key in real:
+            if exp.kind == "figure" or "dataset" in text.splitlines()[0]:
+                assert record["labels"][key] in text, (exp.id, key)  # the CSV names the stand-in
+        if real:
+            assert record["standins"], exp.id
+
+
+def test_check_without_data_reproduces_only_the_data_free_results(no_data_run) -> None:
+    _, _, tmp = no_data_run
+    cheap = [eid for eid in DATA_FREE if (C.reference_seconds(eid) or 0) < 10]
+    with_data = ["idldp-fig3", "ipldp-table1", "lip-fig8", "fldp-fig2"]
+    proc = _ldpkit(["check", *cheap, *with_data], _no_data_env(tmp), tmp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    verdicts = {line.split()[0]: line for line in proc.stdout.splitlines()[:-1]}
+    for eid in cheap:
+        assert "  reproduced  " in verdicts[eid], verdicts[eid]
+    for eid in with_data:
+        assert "  not comparable  " in verdicts[eid] and "reference ran on" in verdicts[eid], verdicts[eid]
+        assert not re.search(r"\(\d+ s\)$", verdicts[eid])  # decided before any run (no run time shown)
+    assert proc.stdout.splitlines()[-1] == (f"{len(cheap) + len(with_data)} checked: {len(cheap)} reproduced, "
+                                            f"{len(with_data)} not comparable")
+
+
+def test_references_cover_every_experiment() -> None:
+    for exp in experiments.list_experiments():
+        frame, record = C.load_reference(exp.id)
+        assert record["id"] == exp.id and record["schema"] == 1 and len(frame) > 0
+        defaults = exp.defaults
+        assert (record["config"]["repeats"], record["config"]["seed"], record["config"]["scale"]) == (
+            defaults.repeats, defaults.seed, defaults.scale), exp.id
+        assert C.reference_seconds(exp.id) is not None
+        for key in exp.datasets:
+            assert key in record["datasets"], (exp.id, key)
+        assert "git" not in record["environment"]  # the commit that stores a reference is its version
+
+
+def _perturbed(tmp_path: Path, eid: str, column: str, change) -> Path:
+    directory = tmp_path / "refs"
+    directory.mkdir(exist_ok=True)
+    for suffix in ("csv", "json"):
+        shutil.copy(C.REFERENCES / f"{eid}.{suffix}", directory / f"{eid}.{suffix}")
+    frame = pd.read_csv(directory / f"{eid}.csv")
+    frame = change(frame)
+    frame.to_csv(directory / f"{eid}.csv", index=False)
+    return directory
+
+
+def test_check_rejects_a_mean_moved_by_a_few_standard_errors(tmp_path: Path) -> None:
+    # lip-fig2's simulated means carry their exact standard error: move one by 6 of them
+    def move(frame: pd.DataFrame) -> pd.DataFrame:
+        sim = frame.index[frame["kind"] == "simulated"][3]
+        frame.loc[sim, "mse"] += 6 * frame.loc[sim, "se"] * 2 ** 0.5
+        return frame
+
+    report = C.check("lip-fig2", directory=_perturbed(tmp_path, "lip-fig2", "mse", move))
+    assert report.status == "differs" and "standard errors" in report.detail, report
+    assert C.check("lip-fig2").status == "reproduced"
+
+
+def test_check_rejects_a_changed_exact_value(tmp_path: Path) -> None:
+    def nudge(frame: pd.DataFrame) -> pd.DataFrame:
+        exact = frame.index[frame["kind"] == "exact"][0]
+        frame.loc[exact, "mse"] *= 1 + 1e-5
+        return frame
+
+    report = C.check("lip-fig5", directory=_perturbed(tmp_path, "lip-fig5", "mse", nudge))
+    assert report.status == "differs" and "relative tolerance" in report.detail, report
+
+
+def test_repeated_frames_are_summarised_per_setting() -> None:
+    spec = C.Comparison(keys=("eps",), repeat="repeat", exact=("theory",))
+    frame = pd.DataFrame({"eps": [1.0, 1.0, 2.0, 2.0], "repeat": [0, 1, 0, 1], "theory": [5.0, 5.0, 7.0, 7.0],
+                          "mse": [4.0, 6.0, 6.0, 8.0]})
+    summary = C.summarise(frame, spec)
+    assert summary.to_dict("list") == {"eps": [1.0, 2.0], "theory": [5.0, 7.0], "mse": [5.0, 7.0],
+                                       "mse [sd]": [2 ** 0.5, 2 ** 0.5], "[repeats]": [2, 2]}
+    # a mean 5 combined standard errors away is rejected; one 1 standard error away is not
+    far = C.summarise(frame.assign(mse=frame["mse"] + 5.0), spec)
+    near = C.summarise(frame.assign(mse=frame["mse"] + 1.0), spec)
+    assert C.compare(summary, far, spec).status == "differs"
+    assert C.compare(summary, near, spec).status == "reproduced"
+
+
+@pytest.mark.skipif(not (Path(os.environ.get("LDPKIT_DATA_DIR") or "/nonexistent") / "retail.dat").is_file(),
+                    reason="needs the shared data in LDPKIT_DATA_DIR (the references were made with it)")
+def test_check_all_at_full_scale_reproduces_every_result(tmp_path: Path) -> None:
+    proc = _ldpkit(["check", "--all", "--jobs", "2"], dict(os.environ), tmp_path, timeout=1800)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    n = len(experiments.ids())
+    assert lines[-1] == f"{n} checked: {n} reproduced", proc.stdout
+    for line in lines[:-1]:
+        assert "  reproduced  " in line, line
+
+
+def test_no_data_csv_rows_are_complete(no_data_run) -> None:
+    _, out, _ = no_data_run
+    with open(out / "ipldp-table1.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[2][1] == "Kosarak (stand-in)"
