@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import REPO
 from ldpkit import experiments
 from ldpkit.datasets import DATASETS
 from ldpkit.experiments import check as C
@@ -180,3 +181,23 @@ def test_no_data_csv_rows_are_complete(no_data_run) -> None:
     with open(out / "ipldp-table1.csv", newline="") as fh:
         rows = list(csv.reader(fh))
     assert rows[2][1] == "Kosarak (stand-in)"
+
+
+def test_artifact_page_tables_cover_every_item_and_dataset() -> None:
+    from ldpkit.claims import load_claims
+    from ldpkit.experiments import artifact
+
+    claims = load_claims(REPO / "book" / "claims.yml")
+    items = artifact.artifact_items(claims)
+    assert [it.id for it in items] == list(experiments.ids())
+    by_id = {c.id: c for c in claims}
+    for it in items:
+        assert it.command == f"ldpkit check {it.id}" and it.seconds is not None
+        if it.claim is not None:  # a figure or table of the register: its verdict is the register's
+            assert by_id[it.claim].status == it.status and it.claim.split("-")[0] == it.id.split("-")[0]
+    assert {it.id for it in items if it.claim is None} == {"fldp-datasets"}  # not a numbered item
+    table = artifact.artifact_table(items)
+    assert table.count("\n* - ") == len(items) + 1 and "{bdg-" in table
+    rows = artifact.data_availability()
+    assert [r["dataset"] for r in rows] == [info.name for info in DATASETS.values()]
+    assert artifact.data_table(rows).count("\n* - ") == len(rows) + 1

@@ -20,7 +20,7 @@ from ..claims import STATUS_BADGES, Claim
 from .check import load_reference, reference_seconds
 from .registry import list_experiments
 
-__all__ = ["ArtifactItem", "artifact_items", "artifact_table", "citation_text", "data_availability"]
+__all__ = ["ArtifactItem", "artifact_items", "artifact_table", "citation_text", "data_availability", "data_table"]
 
 _ID = re.compile(r"^(?P<paper>[a-z]+)-(?P<kind>fig|table)(?P<number>\d+)$")
 
@@ -38,7 +38,8 @@ class ArtifactItem:
     seconds
         Wall time of the reference run, or ``None``.
     data
-        The labels of the data the reference ran on (``"-"`` when everything is generated).
+        The labels of the data the reference ran on (``"generated only"`` when the experiment
+        generates everything it uses).
     claim, status
         The register entry for this item and its status (``None`` where the item is not a
         registered claim, e.g. a notation table).
@@ -74,7 +75,7 @@ def artifact_items(claims: Iterable[Claim] = ()) -> list[ArtifactItem]:
     for exp in list_experiments():
         try:
             _, record = load_reference(exp.id)
-            data = ", ".join(ident["label"] for ident in record.get("datasets", {}).values()) or "-"
+            data = ", ".join(ident["label"] for ident in record.get("datasets", {}).values()) or "generated only"
         except FileNotFoundError:
             data = "?"
         claim = by_id.get(_claim_id(exp.id) or "")
@@ -114,29 +115,50 @@ def artifact_table(items: Sequence[ArtifactItem], labels: Mapping[str, Any] | No
 
 
 def data_availability() -> list[dict[str, str]]:
-    """One row per dataset: who uses it, its public source, download and checksum, and what runs without it."""
-    users: dict[str, list[str]] = {}
+    """One row per dataset: who uses it, its public source, download and checksum, and what runs without it.
+
+    ``used by`` counts the registered experiments per paper family (the prefix of their ids).
+    """
+    users: dict[str, dict[str, int]] = {}
     for exp in list_experiments():
+        family = exp.id.split("-", 1)[0]
         for key in exp.datasets:
-            users.setdefault(key, []).append(exp.id)
+            users.setdefault(key, {}).setdefault(family, 0)
+            users[key][family] += 1
     rows = []
     for key, info in _datasets.DATASETS.items():
         downloadable = any(all(f.url for f in layout) for layout in info.layouts)
         pinned = all(f.sha256 for f in info.files)
         if info.resample_from is not None:
-            without = (f"prefix stand-in rebuilt from {_datasets.DATASETS[info.resample_from].name} where that is "
-                       "held, else the synthetic stand-in")
+            without = (f"prefix stand-in from {_datasets.DATASETS[info.resample_from].name} where that is held, "
+                       "else synthetic stand-in")
         else:
-            without = "synthetic stand-in calibrated to the published statistics"
+            without = "synthetic stand-in"
+        used = users.get(key, {})
         rows.append({
             "dataset": info.name,
-            "used by": ", ".join(users.get(key, [])) or "-",
+            "used by": ", ".join(f"{family} ({count})" for family, count in used.items()) or "none",
             "source": info.citation_url,
             "download": "yes" if downloadable else "no (local copy only)",
-            "checked by": "pinned sha256" if pinned else "published counts (no pinned sha256)",
+            "checked by": "pinned sha256" if pinned else "published counts",
             "without it": without,
         })
     return rows
+
+
+def data_table(rows: Sequence[Mapping[str, str]]) -> str:
+    """:func:`data_availability` as a MyST ``list-table``, each source a link named by its host."""
+    header = ["dataset", "used by (items)", "source", "download", "checked by", "without it"]
+    lines = ["```{list-table}", ":header-rows: 1", ":class: artifact-table", ":widths: 14 16 20 14 16 20", ""]
+    for row in [dict(zip(header, header)), *rows]:
+        cells = list(row.values())
+        if cells[2].startswith("http"):
+            host = cells[2].split("/")[2]
+            cells[2] = f"[{host}]({cells[2]})"
+        for position, cell in enumerate(cells):
+            lines.append(("* - " if position == 0 else "  - ") + cell)
+    lines.append("```")
+    return "\n".join(lines)
 
 
 def citation_text(experiment_id: str, version: str, commit: str | None = None) -> str:
