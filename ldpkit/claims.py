@@ -577,6 +577,9 @@ _CODE_CELL = re.compile(
     r"^(?P<fence>`{3,}|~{3,})\{code-cell\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL
 )
 _GLUE_CALL = re.compile(r"\bglue\(\s*(?P<prefix>[rRbBuUfF]{0,2})(?P<quote>[\"'])(?P<key>[^\"'\n]*)(?P=quote)")
+#: ``result.glue_facts("fig3")`` (:meth:`ldpkit.experiments.ExperimentResult.glue_facts`): the
+#: chapter glues the result's caption facts as ``fig3_<fact>``
+_GLUE_FACTS_CALL = re.compile(r"\.glue_facts\(\s*(?P<quote>[\"'])(?P<key>\w+)(?P=quote)\s*\)")
 
 
 def _code_cells(path: Path) -> list[str]:
@@ -605,7 +608,8 @@ def chapter_glue_keys(path: str | os.PathLike[str]) -> tuple[frozenset[str], tup
         The keys given as plain string literals.
     templates : tuple of re.Pattern
         One pattern per key given as an f-string (e.g. ``glue(f"ratio_l{ell}", ...)``), each
-        replacement field standing for any non-empty text.
+        replacement field standing for any non-empty text, and ``fig3_.+`` for a call
+        ``result.glue_facts("fig3")`` (an experiment result's caption facts glued under a key).
 
     Raises
     ------
@@ -622,6 +626,10 @@ def chapter_glue_keys(path: str | os.PathLike[str]) -> tuple[frozenset[str], tup
     >>> keys, templates = chapter_glue_keys(chapter)
     >>> sorted(keys), [t.pattern for t in templates]
     (['gain'], ['ratio_l.+'])
+    >>> _ = chapter.write_text('```{code-cell} ipython3\\nfor k, v in fig3.glue_facts("fig3").items():\\n'
+    ...                        '    glue(k, v, display=False)\\n```\\n')
+    >>> [t.pattern for t in chapter_glue_keys(chapter)[1]]
+    ['fig3_.+']
     """
     file = Path(path)
     if not file.is_file():
@@ -636,6 +644,8 @@ def chapter_glue_keys(path: str | os.PathLike[str]) -> tuple[frozenset[str], tup
                 templates.append(re.compile(".+".join(re.escape(part) for part in parts)))
             else:
                 keys.add(key)
+        for match in _GLUE_FACTS_CALL.finditer(body):
+            templates.append(re.compile(re.escape(match["key"] + "_") + ".+"))
     return frozenset(keys), tuple(templates)
 
 
