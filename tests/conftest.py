@@ -1,13 +1,19 @@
-"""Shared pytest configuration: the repository root and the book's chapter list."""
+"""Shared pytest configuration: the repository root, the book's tooling and the book's chapter list."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+#: the book directory; on ``sys.path`` so that the tests import the book's tooling (``booktools``)
+#: as the chapters do, which run with this directory as their working directory
+BOOK = REPO / "book"
+if str(BOOK) not in sys.path:
+    sys.path.insert(0, str(BOOK))
 
 
 def toc_chapters() -> list[str]:

@@ -1,4 +1,4 @@
-"""Tests for ldpkit.claims and the real register book/claims.yml."""
+"""Tests of the book's claims register (``booktools``) and of the real register book/claims.yml."""
 
 from __future__ import annotations
 
@@ -10,37 +10,35 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ldpkit import claims as cl
-from ldpkit.claims import (
+import booktools
+from booktools.labels import BookLabel, book_labels
+from booktools.markup import GlueReference, parse_glue_reference
+from booktools.register import (
     KINDS,
     MAX_STATEMENT_LENGTH,
-    PAPER_TITLES,
     PAPERS,
-    STATUS_BADGES,
+    REGISTER,
     STATUSES,
-    BookLabel,
     Claim,
-    GlueReference,
-    book_labels,
-    chapter_box,
-    chapter_glue_keys,
-    check_glue_references,
     claim_rows,
-    default_claims_path,
     glue_references,
     load_claims,
-    myst_inline,
-    parse_glue_reference,
-    register_table,
     summarise,
     summary_rows,
-    summary_table,
-    to_markdown_table,
     validate_claims,
 )
+from booktools.render import (
+    PAPER_TITLES,
+    STATUS_BADGES,
+    chapter_box,
+    myst_inline,
+    register_table,
+    summary_table,
+    to_markdown_table,
+)
+from booktools.sources import chapter_glue_keys, check_glue_references
 
 REPO = Path(__file__).resolve().parent.parent
-REGISTER = REPO / "book" / "claims.yml"
 
 
 def _good_entry(**changes):
@@ -72,7 +70,9 @@ def real_claims() -> list[Claim]:
 
 
 def test_default_path_is_repo_register():
-    assert default_claims_path() == REGISTER.resolve()
+    assert REGISTER == (REPO / "book" / "claims.yml").resolve()
+    # the package lives in the book directory, beside the register and the chapters
+    assert Path(booktools.__file__).resolve().parent.parent == REGISTER.parent
 
 
 def test_real_register_loads(real_claims):
@@ -104,20 +104,9 @@ def test_non_pending_claims_have_evidence(real_claims):
         assert c.status in STATUSES and c.kind in KINDS
 
 
-def _book_labels() -> set[str]:
-    """Labels defined in the chapters: ``(label)=`` targets, ``:label:`` options, ``$$ (label)``."""
-    labels: set[str] = set()
-    for md in (REPO / "book").glob("*.md"):
-        text = md.read_text(encoding="utf-8")
-        labels |= set(re.findall(r"^\(([A-Za-z0-9_-]+)\)=\s*$", text, flags=re.M))
-        labels |= set(re.findall(r"^:label: *([A-Za-z0-9_-]+)\s*$", text, flags=re.M))
-        labels |= set(re.findall(r"^\$\$ *\(([A-Za-z0-9_-]+)\)\s*$", text, flags=re.M))
-    return labels
-
-
 def test_evidence_labels_exist_in_the_book(real_claims):
-    labels = _book_labels()
-    assert {"idldp", "def-ldp"} <= labels  # the scanner sees page targets and directive labels
+    labels = book_labels()
+    assert {"idldp", "def-ldp"} <= set(labels)  # the parser sees page targets and directive labels
     missing = {c.id: c.evidence for c in real_claims if c.evidence and c.evidence not in labels}
     assert not missing, missing
 
@@ -260,18 +249,6 @@ def test_missing_file_and_bad_yaml(tmp_path):
     bad.write_text("claims: [\n  - id: a\n   broken", encoding="utf-8")
     with pytest.raises(ValueError, match=r"not valid YAML"):
         load_claims(bad)
-
-
-def test_env_var_fallback(tmp_path, monkeypatch):
-    target = _write(tmp_path, [_good_entry()])
-    monkeypatch.setenv(cl.ENV_VAR, str(target))
-    # the repository copy wins while it exists
-    assert default_claims_path() == REGISTER.resolve()
-    monkeypatch.setattr(cl, "__file__", str(tmp_path / "pkg" / "ldpkit" / "claims.py"))
-    assert default_claims_path() == target
-    assert load_claims()[0].id == "idldp-lemma-1"
-    monkeypatch.delenv(cl.ENV_VAR)
-    assert default_claims_path() == tmp_path / "pkg" / "book" / "claims.yml"
 
 
 # ----------------------------------------------------------------------------- summaries
@@ -494,29 +471,37 @@ def test_book_labels(tmp_path):
     (tmp_path / "ch.md").write_text(
         "(sec-a)=\n# A\n\n```{prf:lemma} L\n:label: lem-a\n\nx\n```\n\n"
         ":::{prf:theorem}\n:label: thm-b\n:::\n\n```{figure} x.png\n:label: fig-c\n\ncap\n```\n\n"
-        "```{math}\n:label: eq-d\nx\n```\n\n$$\nx = 1\n$$ (eq-e)\n",
+        "```{math}\n:label: eq-d\nx\n```\n\n$$\nx = 1\n$$ (eq-e)\n\n(tgt-h)=\nNot a heading.\n\n"
+        "````{admonition} Nested\n```{prf:remark}\n:label: rem-i\n```\n\n   $$\n   y\n   $$ (eq-j)\n````\n\n"
+        "```python\n(not-a-label)=\n```\n\n```{code-cell} ipython3\n:label: not-either\n```\n",
         encoding="utf-8",
     )
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "page.md").write_text("(sec-f)=\n# F\n", encoding="utf-8")
     (tmp_path / "_build").mkdir()
     (tmp_path / "_build" / "skip.md").write_text("(sec-g)=\n", encoding="utf-8")
+    (tmp_path / "_probe.md").write_text("(sec-k)=\n", encoding="utf-8")
     assert book_labels(tmp_path) == {
-        "sec-a": BookLabel("ch", "ref"), "lem-a": BookLabel("ch", "prf:ref"),
-        "thm-b": BookLabel("ch", "prf:ref"), "fig-c": BookLabel("ch", "ref"),
-        "eq-d": BookLabel("ch", "eq"), "eq-e": BookLabel("ch", "eq"), "sec-f": BookLabel("sub/page", "ref"),
+        "sec-a": BookLabel("sec-a", "ch", "section", 1), "lem-a": BookLabel("lem-a", "ch", "prf", 5),
+        "thm-b": BookLabel("thm-b", "ch", "prf", 11), "fig-c": BookLabel("fig-c", "ch", "target", 15),
+        "eq-d": BookLabel("eq-d", "ch", "eq", 21), "eq-e": BookLabel("eq-e", "ch", "eq", 27),
+        "tgt-h": BookLabel("tgt-h", "ch", "target", 29), "rem-i": BookLabel("rem-i", "ch", "prf", 34),
+        "eq-j": BookLabel("eq-j", "ch", "eq", 39), "sec-f": BookLabel("sec-f", "sub/page", "section", 1),
     }
+    roles = {label: found.role for label, found in book_labels(tmp_path).items()}
+    assert roles["sec-a"] == roles["fig-c"] == roles["tgt-h"] == "ref" and roles["lem-a"] == "prf:ref"
+    assert roles["eq-d"] == roles["eq-j"] == "eq" and book_labels(tmp_path)["lem-a"].where == "ch.md:5"
 
 
 def test_evidence_labels_resolve_with_the_right_role(real_claims):
     labels = book_labels()
     assert labels == book_labels(REPO / "book")
-    assert labels["lem-minid-ldp"] == BookLabel("idldp", "prf:ref")
-    assert labels["sec-idldp-table1"] == BookLabel("idldp", "ref")
-    assert labels["sec-idldp-fig6"] == BookLabel("idldp_experiments", "ref")
-    assert labels["eq-idue-estimator"] == BookLabel("idldp", "eq")
-    # agrees with the simpler scanner above on which labels exist
-    assert set(labels) == _book_labels() | {k for k in labels if "/" in labels[k].doc}
+    assert (labels["lem-minid-ldp"].doc, labels["lem-minid-ldp"].role) == ("idldp", "prf:ref")
+    assert (labels["sec-idldp-table1"].doc, labels["sec-idldp-table1"].role) == ("idldp", "ref")
+    assert (labels["sec-idldp-fig6"].doc, labels["sec-idldp-fig6"].role) == ("idldp_experiments", "ref")
+    assert (labels["eq-idue-estimator"].doc, labels["eq-idue-estimator"].role) == ("idldp", "eq")
+    # an equation indented inside a directive, and the labels of the API reference pages
+    assert labels["eq-ipldp-ratio"].kind == "eq" and labels["api-testing"].doc == "api/testing"
     missing = {c.id: c.evidence for c in real_claims if c.evidence and c.evidence not in labels}
     assert not missing, missing
 
@@ -601,7 +586,7 @@ def test_register_table_options():
 
 
 def test_chapter_box():
-    labels = {"sec-a": BookLabel("ch1", "ref"), "thm-b": BookLabel("ch2", "prf:ref")}
+    labels = {"sec-a": BookLabel("sec-a", "ch1", "section", 1), "thm-b": BookLabel("thm-b", "ch2", "prf", 1)}
     claims = validate_claims([
         _good_entry(id="idldp-a", location="Sec. I", statement="$x_i$ holds", status="reproduced",
                     evidence="sec-a", note="see {glue:text}`ch1.md::k:d`"),

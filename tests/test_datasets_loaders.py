@@ -409,7 +409,7 @@ def test_real_data_match_standin_calibration(real, key, opts, variant):
 # ----------------------------------------------------------------------------- bootstrap stand-in
 def test_bootstrap_itemsets_resamples_real_sessions() -> None:
     from ldpkit.datasets import ItemSetData, bootstrap_itemsets
-    from ldpkit.padding import as_itemsets
+    from ldpkit.sets import as_itemsets
 
     sample = ItemSetData(as_itemsets([[0, 2], [1], [2, 0, 1]], 3), np.array([10, 20, 30]), "Toy", "toy.dat")
     boot = bootstrap_itemsets(sample, n=3000, m=5, rng=4)

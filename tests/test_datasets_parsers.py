@@ -34,7 +34,7 @@ from ldpkit.datasets.parsers import (
     read_online_retail,
     sha256_of,
 )
-from ldpkit.padding import as_itemsets
+from ldpkit.sets import as_itemsets
 
 
 def write(tmp_path: Path, name: str, data: bytes | str) -> Path:

@@ -13,7 +13,8 @@ A label of a chapter not written yet is written as an explicit forward reference
 "forthcoming IPLDP chapter (planned label ``def-ipldp``)" (or "planned labels ``a``, ``b`` and
 ``c``"; "section" instead of "chapter" for a section of an existing chapter).  This module checks
 both, and ``python tests/test_docstring_labels.py`` prints every forthcoming label with the
-docstrings that promise it, so the later chapters know what to define.
+docstrings that promise it, so the later chapters know what to define.  The labels the book
+defines are found by the book's one label parser, :func:`booktools.labels.book_labels`.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from booktools.labels import book_labels
 from conftest import REPO
 
 PACKAGE = REPO / "ldpkit"
-BOOK = REPO / "book"
 
 #: a cross-reference role in a docstring: ``:role:`target``` or ``:role:`title <target>```
 ROLE = re.compile(r":(?P<role>ref|prf:ref|eq|math:numref|numref):`(?P<body>[^`]+)`")
@@ -42,53 +43,6 @@ FORTHCOMING = re.compile(
 LABEL_LITERAL = re.compile(r"``((?:def|thm|lem|eq|sec|alg|prop|cor|fig|tab|rem|ex)-[a-z0-9-]+)``")
 #: the retired plain-text convention: "label ``x``" / "labels ``x``, ``y``"
 PLAIN_LABEL = re.compile(r"\blabels?\s+``(?P<label>[A-Za-z0-9_:.-]+)``")
-
-_TARGET = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$")
-_FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[A-Za-z0-9:_-]+)\}")
-_OPTION_LABEL = re.compile(r"^:label:\s*(?P<label>\S+)\s*$")
-_EQUATION = re.compile(r"\$\$\s*\((?P<label>[A-Za-z0-9_.:-]+)\)\s*$")
-
-
-@dataclass(frozen=True)
-class BookLabel:
-    label: str
-    kind: str  # "section" (target before a heading), "target" (needs a title), "prf", "eq"
-    where: str  # book/file.md:line
-
-
-def book_labels() -> dict[str, BookLabel]:
-    """Every label defined in ``book/*.md``, with the kind of cross-reference it takes."""
-    found: dict[str, BookLabel] = {}
-    for path in sorted(BOOK.glob("*.md")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        stack: list[tuple[str, str]] = []  # open directives: (fence, name)
-        for i, line in enumerate(lines):
-            where = f"book/{path.name}:{i + 1}"
-            stripped = line.strip()
-            m = _TARGET.match(stripped)
-            if m:
-                following = next((nxt.strip() for nxt in lines[i + 1:] if nxt.strip()), "")
-                kind = "section" if following.startswith("#") else "target"
-                found[m["label"]] = BookLabel(m["label"], kind, where)
-                continue
-            m = _FENCE.match(stripped)
-            if m:
-                stack.append((m["fence"], m["name"]))
-                continue
-            if stack and stripped and set(stripped) <= {"`", ":"} and stripped.startswith(stack[-1][0][0]) \
-                    and len(stripped) >= len(stack[-1][0]):
-                stack.pop()
-                continue
-            m = _OPTION_LABEL.match(stripped)
-            if m and stack:
-                name = stack[-1][1]
-                kind = "prf" if name.startswith("prf:") else ("eq" if name == "math" else "target")
-                found[m["label"]] = BookLabel(m["label"], kind, where)
-                continue
-            m = _EQUATION.search(stripped)
-            if m:
-                found[m["label"]] = BookLabel(m["label"], "eq", where)
-    return found
 
 
 @dataclass(frozen=True)
@@ -147,7 +101,7 @@ def problems() -> list[str]:
         spans = [span for _, _, span in promised]
         for label, chapter, _ in promised:
             if label in labels:
-                bad.append(f"{doc.where}: forthcoming label {label!r} is now defined at {labels[label].where}; "
+                bad.append(f"{doc.where}: forthcoming label {label!r} is now defined at book/{labels[label].where}; "
                            "write it as a cross-reference")
         for m in ROLE.finditer(text):
             target, titled = _role_target(m["body"])
@@ -156,10 +110,10 @@ def problems() -> list[str]:
                 bad.append(f"{doc.where}: :{m['role']}:`{m['body']}` points to no label of book/*.md")
             elif book.kind not in _ROLE_KINDS[m["role"]]:
                 bad.append(f"{doc.where}: :{m['role']}:`{target}` but {target!r} is a {book.kind} label "
-                           f"({book.where})")
+                           f"(book/{book.where})")
             elif book.kind == "target" and not titled:
                 bad.append(f"{doc.where}: :ref:`{target}` needs an explicit title ({target!r} does not precede "
-                           f"a heading, {book.where})")
+                           f"a heading, book/{book.where})")
         for m in LABEL_LITERAL.finditer(text):
             if any(a <= m.start() < b for a, b in spans):
                 continue
@@ -173,7 +127,7 @@ def problems() -> list[str]:
             label = m["label"]
             if label in labels:
                 bad.append(f"{doc.where}: plain-text label ``{label}``: write it as a cross-reference "
-                           f"({labels[label].kind} label at {labels[label].where})")
+                           f"({labels[label].kind} label at book/{labels[label].where})")
     return bad
 
 

@@ -30,7 +30,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from ..padding import ItemSets
+from ..sets import ItemSets
 
 __all__ = ["DataIdentity", "ItemSetData", "ORIGINS", "Origin", "SingleItemData", "label_for"]
 
@@ -251,7 +251,7 @@ class ItemSetData:
     --------
     >>> import numpy as np
     >>> from ldpkit.datasets import ItemSetData
-    >>> from ldpkit.padding import as_itemsets
+    >>> from ldpkit.sets import as_itemsets
     >>> data = ItemSetData(sets=as_itemsets([[2, 0], [1], [0, 1, 3]], 4),
     ...                    vocabulary=np.array(["bread", "milk", "eggs", "tea"]), name="Toy", source="doctest")
     >>> data.n, data.m, data.n_records, data.counts().tolist()

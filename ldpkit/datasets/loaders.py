@@ -155,19 +155,6 @@ def available(key: str) -> bool:
     return True
 
 
-def _present_locally(key: str) -> bool:
-    """True when the real data of ``key`` are present and verified; False when they are missing.
-
-    Unlike :func:`available`, a present but corrupt copy raises (its checksum error), so that a
-    stand-in is never built around a damaged real file.
-    """
-    try:
-        _resolve(describe(key), download=False)
-    except DatasetUnavailableError:
-        return False
-    return True
-
-
 # ---------------------------------------------------------------------------------------------
 # verification of unpinned files
 

@@ -32,7 +32,7 @@ from scipy import optimize, special
 
 from .._rng import RNGLike, as_generator
 from .._validation import check_counts, check_positive_int, check_positive_real
-from ..padding import ItemSets
+from ..sets import ItemSets
 from .containers import ItemSetData, SingleItemData
 from .registry import DATASETS, DatasetInfo
 

@@ -1,28 +1,24 @@
-"""The tables of the book's Artifact page, built from the registry, the references and the register.
+"""What an artifact evaluator needs to know about each paper item and each dataset.
 
-For every registered experiment: the paper item, the command that reruns it, the expected wall
-time (the reference run's, :func:`~ldpkit.experiments.check.reference_seconds`), the data the
-reference ran on, and the book's verdict on the paper's claim for that item (its status in
-``book/claims.yml``).  For every dataset: where it comes from, whether it can be downloaded and
-checked, and what runs without it.  Nothing here is typed by hand: a new experiment or dataset
-appears on the page with its registration.
+For every registered experiment: the paper item, the command that reruns it and compares it
+with its reference (``ldpkit check ID``), the expected wall time (the reference run's,
+:func:`~ldpkit.experiments.check.reference_seconds`), the data the reference ran on and the
+book section that shows it (:func:`artifact_items`).  For every dataset: who uses it, where it
+comes from, whether it can be downloaded and checked, and what runs without it
+(:func:`data_availability`).  Nothing here is typed by hand: a new experiment or dataset appears
+with its registration.  The book's Artifact page renders both as tables, with the book's verdict
+on each paper item taken from its claims register.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .. import datasets as _datasets
-from ..claims import STATUS_BADGES, Claim
 from .check import load_reference, reference_seconds
 from .registry import list_experiments
 
-__all__ = ["ArtifactItem", "artifact_items", "artifact_table", "citation_text", "data_availability", "data_table"]
-
-_ID = re.compile(r"^(?P<paper>[a-z]+)-(?P<kind>fig|table)(?P<number>\d+)$")
+__all__ = ["ArtifactItem", "artifact_items", "citation_text", "data_availability"]
 
 
 @dataclass(frozen=True)
@@ -40,9 +36,6 @@ class ArtifactItem:
     data
         The labels of the data the reference ran on (``"generated only"`` when the experiment
         generates everything it uses).
-    claim, status
-        The register entry for this item and its status (``None`` where the item is not a
-        registered claim, e.g. a notation table).
     section
         The book section that shows it.
     """
@@ -55,22 +48,11 @@ class ArtifactItem:
     command: str
     seconds: float | None
     data: str
-    claim: str | None
-    status: str | None
     section: str | None
 
 
-def _claim_id(experiment_id: str) -> str | None:
-    match = _ID.match(experiment_id)
-    if match is None:
-        return None
-    kind = "fig" if match["kind"] == "fig" else "table"
-    return f"{match['paper']}-{kind}-{match['number']}"
-
-
-def artifact_items(claims: Iterable[Claim] = ()) -> list[ArtifactItem]:
-    """Every registered experiment with its command, expected time, reference data and verdict."""
-    by_id = {claim.id: claim for claim in claims}
+def artifact_items() -> list[ArtifactItem]:
+    """Every registered experiment with its command, expected time, reference data and section."""
     out = []
     for exp in list_experiments():
         try:
@@ -78,40 +60,9 @@ def artifact_items(claims: Iterable[Claim] = ()) -> list[ArtifactItem]:
             data = ", ".join(ident["label"] for ident in record.get("datasets", {}).values()) or "generated only"
         except FileNotFoundError:
             data = "?"
-        claim = by_id.get(_claim_id(exp.id) or "")
         out.append(ArtifactItem(exp.id, exp.paper, exp.item, exp.kind, exp.title, f"ldpkit check {exp.id}",
-                                reference_seconds(exp.id), data, claim.id if claim else None,
-                                claim.status if claim else None, exp.section))
+                                reference_seconds(exp.id), data, exp.section))
     return out
-
-
-def _seconds(value: float | None) -> str:
-    return "?" if value is None else "under 1 s" if value < 1 else f"{value:.0f} s"
-
-
-def artifact_table(items: Sequence[ArtifactItem], labels: Mapping[str, Any] | None = None) -> str:
-    """The items as a MyST ``list-table`` (glue it as Markdown and paste it with ``:format: myst``).
-
-    Columns: the paper item (a link to the book section that shows it), the command, the
-    expected time, the data of the reference run, and the book's verdict on the paper's claim
-    (a status badge; "not a claim" for items the register does not list).  ``labels`` maps book
-    labels to their role (:func:`ldpkit.claims.book_labels`); without it sections are ``ref``
-    links.
-    """
-    rows = []
-    for it in items:
-        role = getattr((labels or {}).get(it.section or ""), "role", "ref")
-        where = f"{{{role}}}`{it.item} <{it.section}>`" if it.section else it.item
-        verdict = (f"{{{STATUS_BADGES[it.status]}}}`{it.status}` ({it.claim})" if it.status and it.claim
-                   else "not a claim")
-        rows.append([f"{it.paper}: {where}", f"`{it.command}`", _seconds(it.seconds), it.data, verdict])
-    header = ["paper item", "command", "time (reference machine)", "data of the reference run", "the book's verdict"]
-    lines = ["```{list-table}", ":header-rows: 1", ":class: artifact-table", ":widths: 22 26 10 24 18", ""]
-    for row in (header, *rows):
-        for position, cell in enumerate(row):
-            lines.append(("* - " if position == 0 else "  - ") + cell.replace("\n", " "))
-    lines.append("```")
-    return "\n".join(lines)
 
 
 def data_availability() -> list[dict[str, str]]:
@@ -144,21 +95,6 @@ def data_availability() -> list[dict[str, str]]:
             "without it": without,
         })
     return rows
-
-
-def data_table(rows: Sequence[Mapping[str, str]]) -> str:
-    """:func:`data_availability` as a MyST ``list-table``, each source a link named by its host."""
-    header = ["dataset", "used by (items)", "source", "download", "checked by", "without it"]
-    lines = ["```{list-table}", ":header-rows: 1", ":class: artifact-table", ":widths: 14 16 20 14 16 20", ""]
-    for row in [dict(zip(header, header)), *rows]:
-        cells = list(row.values())
-        if cells[2].startswith("http"):
-            host = cells[2].split("/")[2]
-            cells[2] = f"[{host}]({cells[2]})"
-        for position, cell in enumerate(cells):
-            lines.append(("* - " if position == 0 else "  - ") + cell)
-    lines.append("```")
-    return "\n".join(lines)
 
 
 def citation_text(experiment_id: str, version: str, commit: str | None = None) -> str:

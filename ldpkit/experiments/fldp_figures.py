@@ -43,6 +43,7 @@ import numpy as np
 from .. import datasets as _datasets
 from ..datasets.containers import SingleItemData
 from . import fldp as _protocol
+from . import style
 from .config import RunConfig, subsample
 from .inputs import identity, load_auto
 from .comparison import Comparison
@@ -53,7 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BROWN",
-    "COLORS",
     "COST_D",
     "COST_EPSILON",
     "COST_USERS",
@@ -98,9 +98,8 @@ DATASETS = (ZIPF, ONLINE, BROWN)
 #: the paper's dataset sizes where legible (users, items); ``None``: lost in the extraction
 PAPER_SIZES: Mapping[str, tuple[int | None, int | None]] = MappingProxyType(
     {ZIPF: (593_358, None), ONLINE: (None, 2_603), BROWN: (None, None)})
-#: colours of the mechanisms (FHR green, as in the paper)
-COLORS = {"FHR": "C2", "HR": "C4", "OLH": "C0", "OUE": "C1"}
-_MARKERS = {20: "o", 50: "s", 100: "^"}
+#: colours of the mechanisms (:data:`ldpkit.experiments.style.COLORS`; FHR green, as in the paper)
+_COLORS = style.COLORS["fldp"]
 _YLABELS = {"kld": "KLD on the top k", "se": "SE (frequency$^2$)", "re": "RE (median over the top k)",
             "ncr": "NCR"}
 _DEFAULT_SEED = DATA_SEED + 1
@@ -244,61 +243,58 @@ def compute_metrics(config: RunConfig) -> ExperimentData:
 # --------------------------------------------------------------------------- draw
 
 
+@style.styled
 def draw_metric(data: ExperimentData, metric: str) -> matplotlib.figure.Figure:
     """``metric`` against the budget: rows datasets, columns equal nominal budget and equal LDP epsilon.
 
     Colour: mechanism; marker: ``k``.  For ``se`` markers are simulated means and lines the
     exact expectations; otherwise lines join the simulated means.
     """
-    import matplotlib
-    import matplotlib.figure
     from matplotlib.lines import Line2D
-
-    from .idldp_figures import FIG_WIDTH, STYLE
 
     if metric not in _protocol.METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose from {_protocol.METRICS}")
     guar = data.meta["guarantees"].set_index(["mechanism", "epsilon"])["ldp_epsilon"]
     eps = list(data.meta["epsilons"])
     inf_x = eps[-1] + 2 * (eps[1] - eps[0])
-    with matplotlib.rc_context(cast(Any, dict(STYLE))):
-        nrows = len(data.parts)
-        fig = matplotlib.figure.Figure(figsize=(FIG_WIDTH, 2.6 * nrows + 1.0), layout="constrained")
-        axes = fig.subplots(nrows, 2, squeeze=False)
-        for row, (label, frame) in enumerate(data.parts.items()):
-            means = frame.groupby(["mechanism", "k", "epsilon"])[[metric, "se_theory"]].mean()
-            for col in (0, 1):
-                ax = axes[row][col]
-                for (mech, k), sub in means.groupby(level=[0, 1]):
-                    x = np.array(sub.index.get_level_values("epsilon"), dtype=float)
-                    if col == 1:
-                        ldp = np.array([guar[(mech, e)] for e in x])
-                        x = np.where(np.isfinite(ldp), ldp, inf_x)
-                    y = sub[metric].to_numpy()
-                    style = dict(color=COLORS[mech], marker=_MARKERS.get(int(k), "D"), ms=4)
-                    finite_x = col == 0 or mech != "FHR"
-                    if metric == "se":
-                        ax.plot(x, y, ls="none", mfc="none", **style)
-                        if finite_x:
-                            ax.plot(x, sub["se_theory"].to_numpy(), "-", lw=1.1, color=COLORS[mech])
-                    else:
-                        ax.plot(x, y, ls="-" if finite_x else "none", lw=1.1, **style)
-                if metric != "ncr":
-                    ax.set_yscale("log")
-                if col == 0:
-                    ax.set_xlabel(r"budget $\varepsilon$ (FHR: FLDP; others: LDP)")
-                    ax.set_title(f"{label}: equal budget")
+    nrows = len(data.parts)
+    fig, axes = style.figure(nrows, 2, 2.6 * nrows + 1.0)
+    for row, (label, frame) in enumerate(data.parts.items()):
+        means = frame.groupby(["mechanism", "k", "epsilon"])[[metric, "se_theory"]].mean()
+        for col in (0, 1):
+            ax = axes[2 * row + col]
+            for (mech, k), sub in means.groupby(level=[0, 1]):
+                x = np.array(sub.index.get_level_values("epsilon"), dtype=float)
+                if col == 1:
+                    ldp = np.array([guar[(mech, e)] for e in x])
+                    x = np.where(np.isfinite(ldp), ldp, inf_x)
+                y = sub[metric].to_numpy()
+                marker = style.TOPK_MARKERS.get(int(k), style.TOPK_OTHER_MARKER)
+                look: dict[str, Any] = dict(color=_COLORS[mech], marker=marker, ms=style.MS_SMALL)
+                finite_x = col == 0 or mech != "FHR"
+                if metric == "se":
+                    ax.plot(x, y, ls="none", mfc="none", **look)
+                    if finite_x:
+                        ax.plot(x, sub["se_theory"].to_numpy(), "-", lw=style.LW_DENSE, color=_COLORS[mech])
                 else:
-                    ax.set_xticks([*eps[1::2], inf_x], [*(f"{e:g}" for e in eps[1::2]), r"$\infty$"])
-                    ax.axvspan(eps[-1] + 0.5 * (eps[1] - eps[0]), inf_x + (eps[1] - eps[0]), color="0.93")
-                    ax.set_xlabel(r"standard LDP $\varepsilon$ (accountant)")
-                    ax.set_title(f"{label}: equal LDP " + r"$\varepsilon$")
-                ax.set_ylabel(_YLABELS[metric])
-        handles = [Line2D([], [], color=c, lw=2.5, label=m) for m, c in COLORS.items()]
-        handles += [Line2D([], [], color="0.35", ls="none", marker=mk, label=f"top {k}") for k, mk in _MARKERS.items()]
-        if metric == "se":
-            handles += [Line2D([], [], color="0.35", lw=1.1, label="exact expectation")]
-        fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False)
+                    ax.plot(x, y, ls="-" if finite_x else "none", lw=style.LW_DENSE, **look)
+            if metric != "ncr":
+                ax.set_yscale("log")
+            if col == 0:
+                ax.set_xlabel(r"budget $\varepsilon$ (FHR: FLDP; others: LDP)")
+                ax.set_title(f"{label}: equal budget")
+            else:
+                ax.set_xticks([*eps[1::2], inf_x], [*(f"{e:g}" for e in eps[1::2]), r"$\infty$"])
+                ax.axvspan(eps[-1] + 0.5 * (eps[1] - eps[0]), inf_x + (eps[1] - eps[0]), color=style.SHADE_GREY)
+                ax.set_xlabel(r"standard LDP $\varepsilon$ (accountant)")
+                ax.set_title(f"{label}: equal LDP " + r"$\varepsilon$")
+            ax.set_ylabel(_YLABELS[metric])
+    handles = [style.swatch(c, m) for m, c in _COLORS.items()]
+    handles += [Line2D([], [], color=style.KEY_GREY, ls="none", marker=mk, label=f"top {k}")
+                for k, mk in style.TOPK_MARKERS.items()]
+    if metric == "se":
+        handles += [Line2D([], [], color=style.KEY_GREY, lw=style.LW_DENSE, label="exact expectation")]
+    style.legend_below(fig, handles, ncol=4)
     return fig
 
 

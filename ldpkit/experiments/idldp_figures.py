@@ -32,10 +32,9 @@ entering the run: users with at least one item for single-item runs) and ``meta[
 (label -> the item domain size ``m``), for captions
 (:meth:`~ldpkit.experiments.ExperimentResult.caption_facts`) and the chapter's checks.
 
-Drawing.  Every figure is :data:`FIG_WIDTH` inches wide with at most two panels per row, its
-fonts at least :data:`MIN_FONT_PT` points (:data:`STYLE`), so it is readable at the width of the
-book's content column; where a panel shows eq. (7) against simulation, the theory is a line
-drawn over open circles.
+Drawing.  Every figure has the look of :mod:`ldpkit.experiments.style` (width, fonts, colours,
+markers); where a panel shows eq. (7) against simulation, the theory is a line drawn over open
+circles.
 
 Stand-ins.  When a real file is missing, the stand-in is used without a
 :class:`~ldpkit.datasets.StandInWarning`: it is reported by the result instead
@@ -45,15 +44,16 @@ Stand-ins.  When a real file is missing, the stand-in is used without a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import datasets as _datasets
 from ..datasets.containers import ItemSetData, SingleItemData
 from . import idldp as _protocol
+from . import style
 from .config import RunConfig, subsample
 from .inputs import identity, load_auto
 from .comparison import Comparison
@@ -64,10 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
     import pandas as pd
 
-_Draw = TypeVar("_Draw", bound=Callable[..., Any])
-
 __all__ = [
-    "COLORS",
     "DATA_SEED",
     "DEFAULT_SEEDS",
     "ELLS_FIG7",
@@ -79,15 +76,12 @@ __all__ = [
     "EPS_PADDING",
     "EPS_RIGHT_FIG6",
     "EPS_SMALL_FIG5",
-    "FIG_WIDTH",
     "KS_FIG4",
     "KS_FIG6",
-    "MIN_FONT_PT",
     "PAPER",
     "POWER_LAW",
     "REPEATS",
     "SHARES_FIG5",
-    "STYLE",
     "SUBSAMPLE_STREAMS",
     "UNIFORM",
     "compute_fig2",
@@ -164,25 +158,8 @@ SUBSAMPLE_STREAMS: Mapping[str, int] = MappingProxyType(
     {POWER_LAW: 1, UNIFORM: 2, "retail": 3, "kosarak": 4, "clothing": 5}
 )
 
-#: colours of the mechanisms, shared by every figure
-COLORS = {"RAPPOR": "C0", "OUE": "C1", "IDUE-opt0": "C2", "IDUE-opt1": "C3", "IDUE-opt2": "C4",
-          "RAPPOR-PS": "C0", "OUE-PS": "C1", "IDUE-PS": "C2"}
-#: Width in inches of a figure with two panels side by side.  The book shows a figure at most
-#: about 660 px wide (the figure box of its 740 px content column), 7.5 inches at 88 px per
-#: inch, so :data:`MIN_FONT_PT` appears at about 9 points there.
-FIG_WIDTH = 7.5
-#: Smallest font size in points of any text in a figure (tick labels and legends).
-MIN_FONT_PT = 10.0
-#: matplotlib settings of every figure (the book's look); every draw function runs inside them
-STYLE: Mapping[str, Any] = MappingProxyType({
-    "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": MIN_FONT_PT,
-    "axes.titlesize": 11.0, "axes.labelsize": 10.5, "figure.titlesize": 11.5,
-    "xtick.labelsize": MIN_FONT_PT, "ytick.labelsize": MIN_FONT_PT, "legend.fontsize": MIN_FONT_PT,
-    "legend.title_fontsize": MIN_FONT_PT,
-})
-_MSE_LABEL = "MSE (counts$^2$ / user)"
-_EPS_LABEL = r"minimum budget $\varepsilon$ (nats)"
-_K_LABEL = "k (number of top items)"
+#: colours of the mechanisms (:data:`ldpkit.experiments.style.COLORS`)
+_COLORS = style.COLORS["idldp"]
 
 
 # --------------------------------------------------------------------------- data
@@ -564,29 +541,6 @@ def compute_fig8(
 # --------------------------------------------------------------------------- draw
 
 
-def _styled(draw: _Draw) -> _Draw:
-    """Run a draw function inside :data:`STYLE`, so every text it creates gets the book's sizes."""
-
-    @functools.wraps(draw)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import matplotlib
-
-        with matplotlib.rc_context(cast(Any, dict(STYLE))):
-            return draw(*args, **kwargs)
-
-    return cast(_Draw, wrapper)
-
-
-def _figure(nrows: int, ncols: int, height: float,
-            width: float = FIG_WIDTH) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
-    """A figure (not managed by ``pyplot``, constrained layout) with an ``nrows`` x ``ncols`` grid."""
-    import matplotlib.figure
-
-    fig = matplotlib.figure.Figure(figsize=(width, height), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    return fig, [ax for row in axes for ax in row]
-
-
 def _mechanism_legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *,
                       styles: Sequence[tuple[str, str]] = (), ncol: int = 4) -> None:
     """One legend under the panels: a coloured entry per mechanism, then line-style entries.
@@ -595,31 +549,20 @@ def _mechanism_legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], 
     """
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=COLORS[m], marker="o", mfc="none", label=m) for m in mechanisms]
-    for style, meaning in styles:
-        if style == "line":
-            handles.append(Line2D([], [], color="0.35", lw=2.0, label=meaning))
+    handles = [Line2D([], [], color=_COLORS[m], marker=style.SIMULATED_MARKER, mfc="none", label=m)
+               for m in mechanisms]
+    for kind, meaning in styles:
+        if kind == "line":
+            handles.append(Line2D([], [], color=style.KEY_GREY, lw=style.LW_KEY, label=meaning))
         else:
-            handles.append(Line2D([], [], color="0.35", ls="none", marker="o", mfc="none", label=meaning))
+            handles.append(Line2D([], [], color=style.KEY_GREY, ls="none", marker=style.SIMULATED_MARKER,
+                                  mfc="none", label=meaning))
     # matplotlib fills a legend column by column: pad to full rows and reorder so that the
     # entries read row by row (mechanisms first, then the styles)
     nrows = -(-len(handles) // ncol)
     handles += [Line2D([], [], ls="none", label=" ") for _ in range(nrows * ncol - len(handles))]
     by_column = [handles[row * ncol + col] for col in range(ncol) for row in range(nrows)]
-    fig.legend(handles=by_column, loc="outside lower center", ncol=ncol, frameon=False)
-
-
-def _ratio_axis(ax: matplotlib.axes.Axes) -> None:
-    """Log scale for a ratio (RE) with plain tick labels (``0.4``, ``1``) instead of powers of ten."""
-    from matplotlib import ticker
-
-    class _Plain(ticker.LogFormatter):
-        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
-            return f"{x:g}"
-
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(_Plain())
-    ax.yaxis.set_minor_formatter(_Plain(minor_thresholds=(1, 0.4)))
+    style.legend_below(fig, by_column, ncol=ncol)
 
 
 def _mechanisms(frame: pd.DataFrame) -> list[str]:
@@ -628,14 +571,15 @@ def _mechanisms(frame: pd.DataFrame) -> list[str]:
 
 def _theory_and_simulation(ax: matplotlib.axes.Axes, x: Any, theory: Any, simulated: Any, color: str) -> None:
     """Simulation as open circles, theory as a line drawn on top of them (never hidden)."""
-    ax.plot(x, simulated, ls="none", marker="o", ms=6, mfc="none", mew=1.2, color=color, zorder=2)
-    ax.plot(x, theory, "-", lw=1.6, color=color, zorder=3)
+    ax.plot(x, simulated, ls="none", marker=style.SIMULATED_MARKER, ms=style.MS_SIMULATED, mfc="none",
+            mew=style.MEW_SIMULATED, color=color, zorder=2)
+    ax.plot(x, theory, "-", lw=style.LW_EXACT, color=color, zorder=3)
 
 
-@_styled
+@style.styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE: eq. (7) (lines) and simulation (circles) by dataset."""
-    fig, axes = _figure(1, 2, 3.9)
+    fig, axes = style.figure(1, 2, 3.9)
     mechanisms: list[str] = []
     for ax, (label, frame) in zip(axes, data.parts.items()):
         mechanisms = _mechanisms(frame)
@@ -647,11 +591,11 @@ def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
                 theo.index,
                 theo.values,
                 emp.values,
-                COLORS[str(mech)],
+                _COLORS[str(mech)],
             )
         ax.set_yscale("log")
-        ax.set_xlabel(_EPS_LABEL)
-        ax.set_ylabel(_MSE_LABEL)
+        ax.set_xlabel(style.EPS_LABEL)
+        ax.set_ylabel(style.MSE_LABEL)
         ax.set_title(f"{label}, n = {data.meta['n'][label]:,}")
     _mechanism_legend(
         fig,
@@ -662,10 +606,10 @@ def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE of the top 20 against the budget, by dataset."""
-    fig, axes = _figure(
+    fig, axes = style.figure(
         len(data.parts), 2, 2.9 * len(data.parts) + 0.5
     )
     mechanisms: list[str] = []
@@ -674,39 +618,39 @@ def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
         for mech, grp in frame.groupby("mechanism", sort=False):
             by = grp.groupby("eps")
             emp = by["mse"].mean()
-            color = COLORS[str(mech)]
+            color = _COLORS[str(mech)]
             axes[2 * j].plot(
-                emp.index, emp.values, "o-", mfc="none", color=color
+                emp.index, emp.values, style.MEANS_LINE, mfc="none", color=color
             )
             axes[2 * j + 1].plot(
                 emp.index,
                 by["re@20"].mean().values,
-                "o-",
+                style.MEANS_LINE,
                 mfc="none",
                 color=color,
             )
         axes[2 * j].set(
             yscale="log",
-            xlabel=_EPS_LABEL,
-            ylabel=_MSE_LABEL,
+            xlabel=style.EPS_LABEL,
+            ylabel=style.MSE_LABEL,
             title=f"{label}: MSE",
         )
         axes[2 * j + 1].set(
-            xlabel=_EPS_LABEL,
+            xlabel=style.EPS_LABEL,
             ylabel="RE of the top 20 (ratio)",
             title=f"{label}: RE of the top 20",
         )
-        _ratio_axis(axes[2 * j + 1])
+        style.ratio_axis(axes[2 * j + 1])
     _mechanism_legend(fig, mechanisms)
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
     """RE of the top k against k at one budget, by dataset."""
     ks = data.meta["ks"]
     eps = data.meta["epsilons"][0]
-    fig, axes = _figure(1, len(data.parts), 3.6)
+    fig, axes = style.figure(1, len(data.parts), 3.6)
     mechanisms = ("RAPPOR", "OUE", "IDUE-opt0")
     for ax, (label, frame) in zip(axes, data.parts.items()):
         means = frame.groupby("mechanism")[
@@ -716,44 +660,44 @@ def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
             ax.plot(
                 ks,
                 means.loc[mech].values,
-                "o-",
+                style.MEANS_LINE,
                 mfc="none",
-                color=COLORS[mech],
+                color=_COLORS[mech],
             )
         ax.set(
-            xlabel=_K_LABEL,
+            xlabel=style.K_LABEL,
             ylabel="RE of the top k (ratio)",
             title=rf"{label}, $\varepsilon$ = {eps:g}",
         )
-        _ratio_axis(ax)
+        style.ratio_axis(ax)
     _mechanism_legend(fig, mechanisms)
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE of the top 50 by the share of sensitive items.
 
     The MSE panel draws eq. (7) as lines over the simulated circles.
     """
     ((label, frame),) = data.parts.items()
-    fig, axes = _figure(1, 2, 3.8)
+    fig, axes = style.figure(1, 2, 3.8)
     for mech, grp in frame.groupby("mechanism", sort=False):
         by = grp.groupby("share")
-        color = COLORS[str(mech)]
+        color = _COLORS[str(mech)]
         mse, theory = by["mse"].mean(), by["mse_theory"].mean()
         _theory_and_simulation(
             axes[0], theory.index, theory.values, mse.values, color
         )
         re = by["re@50"].mean()
         axes[1].plot(
-            re.index, re.values, "o-", mfc="none", color=color
+            re.index, re.values, style.MEANS_LINE, mfc="none", color=color
         )
     xlabel = r"share of items at $\varepsilon_1$ (fraction)"
     axes[0].set(
         yscale="log",
         xlabel=xlabel,
-        ylabel=_MSE_LABEL,
+        ylabel=style.MSE_LABEL,
         title=f"{label}: MSE",
     )
     axes[1].set(
@@ -761,7 +705,7 @@ def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
         ylabel="RE of the top 50 (ratio)",
         title=f"{label}: RE of the top 50",
     )
-    _ratio_axis(axes[1])
+    style.ratio_axis(axes[1])
     _mechanism_legend(
         fig,
         _mechanisms(frame),
@@ -774,7 +718,7 @@ def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
     """Precision and RE of the top items, a 2 x 2 grid.
 
@@ -783,55 +727,55 @@ def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
     """
     ((label, frame),) = data.parts.items()
     ks = data.meta["ks"]
-    fig, axes = _figure(2, 2, 6.4)
+    fig, axes = style.figure(2, 2, 6.4)
     for mech, grp in frame.groupby("mechanism", sort=False):
         by = grp.groupby("eps")
-        color = COLORS[str(mech)]
+        color = _COLORS[str(mech)]
         prec, re = by["precision@20"].mean(), by["re@20"].mean()
         axes[0].plot(
-            prec.index, prec.values, "o-", mfc="none", color=color
+            prec.index, prec.values, style.MEANS_LINE, mfc="none", color=color
         )
         axes[1].plot(
-            re.index, re.values, "o-", mfc="none", color=color
+            re.index, re.values, style.MEANS_LINE, mfc="none", color=color
         )
         right = grp[grp["eps"] == EPS_RIGHT_FIG6]
         axes[2].plot(
             ks,
             [right[f"precision@{k}"].mean() for k in ks],
-            "o-",
+            style.MEANS_LINE,
             mfc="none",
             color=color,
         )
         axes[3].plot(
             ks,
             [right[f"re@{k}"].mean() for k in ks],
-            "o-",
+            style.MEANS_LINE,
             mfc="none",
             color=color,
         )
     eps_right = rf"$\varepsilon$ = {EPS_RIGHT_FIG6:g}"
     axes[0].set(
-        xlabel=_EPS_LABEL,
+        xlabel=style.EPS_LABEL,
         ylabel="precision (fraction)",
         title="Precision of the top 20",
     )
     axes[1].set(
-        xlabel=_EPS_LABEL,
+        xlabel=style.EPS_LABEL,
         ylabel="RE (ratio)",
         title="RE of the top 20",
     )
     axes[2].set(
-        xlabel=_K_LABEL,
+        xlabel=style.K_LABEL,
         ylabel="precision (fraction)",
         title=f"Precision of the top k, {eps_right}",
     )
     axes[3].set(
-        xlabel=_K_LABEL,
+        xlabel=style.K_LABEL,
         ylabel="RE (ratio)",
         title=f"RE of the top k, {eps_right}",
     )
     for ax in (axes[1], axes[3]):
-        _ratio_axis(ax)
+        style.ratio_axis(ax)
     fig.suptitle(rf"{label}, padding length $\ell$ = {ELL_FIG6}")
     _mechanism_legend(fig, _mechanisms(frame), ncol=3)
     return fig
@@ -853,7 +797,7 @@ def draw_padding_length(
         ax.plot(
             table.columns,
             table.loc[eps].values,
-            "o-",
+            style.MEANS_LINE,
             mfc="none",
             color=f"C{i}",
             label=rf"$\varepsilon$ = {eps:g}",
@@ -863,11 +807,11 @@ def draw_padding_length(
         ylabel=f"RE of the top {k} (ratio)",
         title=f"{label}, IDUE-PS, k = {k}",
     )
-    _ratio_axis(ax)
+    style.ratio_axis(ax)
     ax.legend()
 
 
-@_styled
+@style.styled
 def draw_padding_lengths(
     *data: ExperimentData,
 ) -> matplotlib.figure.Figure:
@@ -881,8 +825,8 @@ def draw_padding_lengths(
         )
     ncols = min(2, len(data))
     nrows = -(-len(data) // ncols)
-    width = FIG_WIDTH if ncols == 2 else FIG_WIDTH * 0.6
-    fig, axes = _figure(nrows, ncols, 3.7 * nrows, width=width)
+    width = style.FIG_WIDTH if ncols == 2 else style.FIG_WIDTH * 0.6
+    fig, axes = style.figure(nrows, ncols, 3.7 * nrows, width=width)
     for ax, one in zip(axes, data):
         draw_padding_length(one, ax)
     for ax in axes[len(data) :]:

@@ -24,27 +24,26 @@ subsample of each dataset (:func:`~ldpkit.experiments.subsample` with the genera
 Dataset ``i`` of a figure (Zipf first) runs with the seed ``seed + i`` (Figs. 2 and 4:
 ``seed + 10 i + k`` for experiment ``#k``).
 
-Drawing follows the ID-LDP figures (:mod:`ldpkit.experiments.idldp_figures`): width
-:data:`~ldpkit.experiments.idldp_figures.FIG_WIDTH`, at most two panels per row, fonts of
-:data:`~ldpkit.experiments.idldp_figures.STYLE`; exact expected losses are lines drawn over
-open circles of the simulated unbiased estimator.
+Drawing has the look of every figure of the book (:mod:`ldpkit.experiments.style`: width, at
+most two panels per row, fonts, colours); exact expected losses are lines drawn over open
+circles of the simulated unbiased estimator.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .. import datasets as _datasets
 from ..budgets import IPLDP_EXPERIMENTS
 from ..datasets.containers import SingleItemData
-from . import idldp_figures as _id_figs
 from . import ipldp as _protocol
+from . import style
 from .config import RunConfig, subsample
 from .idldp import SolutionCache
 from .inputs import identity, load_auto, load_or_sample
@@ -56,10 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
     import pandas as pd
 
-_Draw = TypeVar("_Draw", bound=Callable[..., Any])
-
 __all__ = [
-    "COLORS",
     "DATA_SEED",
     "DEFAULT_SEEDS",
     "KOSARAK",
@@ -120,12 +116,9 @@ DEFAULT_SEEDS: Mapping[str, int] = MappingProxyType({
     "ipldp-fig4": DATA_SEED + 6,
 })
 
-#: colours of the mechanisms, shared by every figure
-COLORS = {"IPRR": "C3", "KRR": "C0", "URR": "C1", "KRR-emax": "C9", "URR-emax": "C5", "IDUE-opt0": "C2",
-          "IDUE-opt1": "C4", "IDUE-opt2": "C6"}
-_MSE_LABEL = "MSE (counts$^2$ / user)"
+#: colours of the mechanisms (:data:`ldpkit.experiments.style.COLORS`)
+_COLORS = style.COLORS["ipldp"]
 _RE_LABEL = "RE (sum over items)"
-_EST_STYLE = {"NS": ("--", "s"), "MLE": (":", "^")}
 
 
 # --------------------------------------------------------------------------- data
@@ -330,25 +323,6 @@ def compute_fig4(config: RunConfig, *, cache: SolutionCache | None = None) -> Ex
 # --------------------------------------------------------------------------- draw
 
 
-def _styled(draw: _Draw) -> _Draw:
-    @functools.wraps(draw)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import matplotlib
-
-        with matplotlib.rc_context(cast(Any, dict(_id_figs.STYLE))):
-            return draw(*args, **kwargs)
-
-    return cast(_Draw, wrapper)
-
-
-def _figure(nrows: int, ncols: int, height: float) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
-    import matplotlib.figure
-
-    fig = matplotlib.figure.Figure(figsize=(_id_figs.FIG_WIDTH, height), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    return fig, [ax for row in axes for ax in row]
-
-
 def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: str) -> list[str]:
     """Into ``ax``: ``metric`` against ``x`` per mechanism, NS dashed and MLE dotted.
 
@@ -358,44 +332,40 @@ def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: s
     mechanisms = list(dict.fromkeys(frame["mechanism"]))
     means = frame.groupby([x, "mechanism", "estimator"])[[metric, "mse_theory"]].mean()
     for mech in mechanisms:
-        color = COLORS[mech]
-        for est, (ls, marker) in _EST_STYLE.items():
+        color = _COLORS[mech]
+        for est, (ls, marker) in style.ESTIMATOR_STYLES.items():
             s = means.xs((mech, est), level=("mechanism", "estimator"))[metric]
-            ax.plot(s.index, s.values, ls=ls, marker=marker, ms=4, color=color, lw=1.3)
+            ax.plot(s.index, s.values, ls=ls, marker=marker, ms=style.MS_SMALL, color=color, lw=style.LW_ESTIMATOR)
         if metric == "mse":
             emp = means.xs((mech, "empirical"), level=("mechanism", "estimator"))
-            ax.plot(emp.index, emp["mse"].values, ls="none", marker="o", ms=6, mfc="none", mew=1.1, color=color)
-            ax.plot(emp.index, emp["mse_theory"].values, "-", lw=1.4, color=color)
-    ax.set_yscale("log")
+            ax.plot(emp.index, emp["mse"].values, ls="none", marker=style.SIMULATED_MARKER, ms=style.MS_SIMULATED,
+                    mfc="none", mew=style.MEW_SIMULATED_IPLDP, color=color)
+            ax.plot(emp.index, emp["mse_theory"].values, "-", lw=style.LW_EXACT_IPLDP, color=color)
     if metric == "re":
-        from matplotlib import ticker
-
-        class _Plain(ticker.LogFormatter):
-            def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
-                return f"{x:g}"
-
-        ax.yaxis.set_major_formatter(_Plain())
-        ax.yaxis.set_minor_formatter(_Plain(minor_thresholds=(1, 0.4)))
+        style.ratio_axis(ax)
+    else:
+        ax.set_yscale("log")
     return mechanisms
 
 
 def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], with_theory: bool = True) -> None:
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=COLORS[m], lw=2.5, label=m) for m in mechanisms]
-    handles += [Line2D([], [], color="0.35", ls="--", marker="s", ms=4, label="NS"),
-                Line2D([], [], color="0.35", ls=":", marker="^", ms=4, label="MLE")]
+    handles = [style.swatch(_COLORS[m], m) for m in mechanisms]
+    handles += [Line2D([], [], color=style.KEY_GREY, ls=ls, marker=marker, ms=style.MS_SMALL, label=est)
+                for est, (ls, marker) in style.ESTIMATOR_STYLES.items()]
     if with_theory:
-        handles += [Line2D([], [], color="0.35", ls="none", marker="o", mfc="none", label="empirical, simulated"),
-                    Line2D([], [], color="0.35", lw=1.4, label="empirical, exact")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False)
+        handles += [Line2D([], [], color=style.KEY_GREY, ls="none", marker=style.SIMULATED_MARKER, mfc="none",
+                           label="empirical, simulated"),
+                    Line2D([], [], color=style.KEY_GREY, lw=style.LW_EXACT_IPLDP, label="empirical, exact")]
+    style.legend_below(fig, handles, ncol=4)
 
 
-@_styled
+@style.styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE against ``SR``: one row per experiment (#1-#3), Zipf left and Kosarak right."""
     numbers = data.meta["experiments"]
-    fig, axes = _figure(len(numbers), 2, 2.6 * len(numbers) + 0.9)
+    fig, axes = style.figure(len(numbers), 2, 2.6 * len(numbers) + 0.9)
     mechanisms: list[str] = []
     for col, (label, frame) in enumerate(data.parts.items()):
         for row, number in enumerate(numbers):
@@ -404,31 +374,31 @@ def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
             mechanisms = draw_losses(ax, frame[frame["experiment"] == number], "sr", "mse")
             ax.set_title(rf"#{number} {label}, $\varepsilon$ {ex.eps_min:g}-{ex.eps_max:g}")
             ax.set_xlabel("sample ratio SR (fraction of users)")
-            ax.set_ylabel(_MSE_LABEL)
+            ax.set_ylabel(style.MSE_LABEL)
     _legend(fig, mechanisms)
     return fig
 
 
 def _metric_grid(data: ExperimentData, x: str, xlabel: str) -> matplotlib.figure.Figure:
-    fig, axes = _figure(len(data.parts), 2, 2.9 * len(data.parts) + 0.9)
+    fig, axes = style.figure(len(data.parts), 2, 2.9 * len(data.parts) + 0.9)
     mechanisms: list[str] = []
     for j, (label, frame) in enumerate(data.parts.items()):
         for k, metric in enumerate(("mse", "re")):
             ax = axes[2 * j + k]
             mechanisms = draw_losses(ax, frame, x, metric)
-            ax.set(xlabel=xlabel, ylabel=_MSE_LABEL if metric == "mse" else _RE_LABEL,
+            ax.set(xlabel=xlabel, ylabel=style.MSE_LABEL if metric == "mse" else _RE_LABEL,
                    title=f"{label}: {metric.upper()}")
     _legend(fig, mechanisms)
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE against ``NR`` (experiment #4), one row per dataset."""
     return _metric_grid(data, "nr", "non-sensitive ratio NR (fraction of items)")
 
 
-@_styled
+@style.styled
 def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE against ``SR`` for IPRR and IDUE (experiment #5), one row per dataset."""
     return _metric_grid(data, "sr", "sample ratio SR (fraction of users)")

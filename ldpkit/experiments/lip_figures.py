@@ -38,16 +38,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .. import datasets as _datasets
 from ..datasets.containers import ItemSetData
-from . import idldp_figures as _id_figs
 from . import lip as _protocol
+from . import style
 from .config import RunConfig
 from .inputs import identity, load_auto, load_or_sample
 from .comparison import Comparison
@@ -58,10 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
     import pandas as pd
 
-_Draw = TypeVar("_Draw", bound=Callable[..., Any])
-
 __all__ = [
-    "COLORS",
     "DATA_SEED",
     "DEFAULT_SEEDS",
     "EPS_FIG2",
@@ -123,10 +120,8 @@ KOSARAK_TRIALS_FACTOR = 200
 #: the number of locations forming the secret region of Fig. 8 (b), most visitors first
 GOWALLA_REGION = 100
 
-#: colours of the models, shared by every figure
-COLORS = {"LDP": "C7", "Opt-LDP": "C0", "Opt-LIP": "C3", "Opt-LIP eps/2": "C1", "Sym-LIP eps/2": "C2",
-          "Opt-LIP (Thm 2)": "C3", "Opt-LIP eps/2 (Thm 2)": "C1", "Sym-LIP eps/2 (eq. 23)": "C2",
-          "LDP, printed": "C7", "Opt-LDP, printed": "C0", "LIP, printed": "C3"}
+#: colours of the models (:data:`ldpkit.experiments.style.COLORS`)
+_COLORS = style.COLORS["lip"]
 _LABELS = {"LDP": r"$\varepsilon$-LDP, unbiased", "Opt-LDP": r"$\varepsilon$-Opt-LDP",
            "Opt-LIP": r"$\varepsilon$-Opt-LIP", "Opt-LIP eps/2": r"$\varepsilon/2$-Opt-LIP",
            "Sym-LIP eps/2": r"$\varepsilon/2$-sym. LIP"}
@@ -402,25 +397,10 @@ def compute_fig8(config: RunConfig) -> ExperimentData:
 # --------------------------------------------------------------------------- draw
 
 
-def _styled(draw: _Draw) -> _Draw:
-    @functools.wraps(draw)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import matplotlib
-
-        with matplotlib.rc_context(cast(Any, dict(_id_figs.STYLE))):
-            return draw(*args, **kwargs)
-
-    return cast(_Draw, wrapper)
-
-
 def _figure(n: int, height: float) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
-    import matplotlib.figure
-
     ncols = min(2, n)
     nrows = math.ceil(n / 2)
-    fig = matplotlib.figure.Figure(figsize=(_id_figs.FIG_WIDTH, height * nrows + 0.9), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    flat = [ax for row in axes for ax in row]
+    fig, flat = style.figure(nrows, ncols, height * nrows + 0.9)
     for ax in flat[n:]:
         ax.set_visible(False)
     return fig, flat[:n]
@@ -428,24 +408,27 @@ def _figure(n: int, height: float) -> tuple[matplotlib.figure.Figure, list[matpl
 
 def _panel(ax: matplotlib.axes.Axes, frame: pd.DataFrame, y: str = "rmse") -> None:
     for model, g in frame.groupby("model", sort=False):
-        color = COLORS.get(str(model), "0.3")
+        color = _COLORS.get(str(model), style.MUTED_GREY)
         label = _LABELS.get(str(model), str(model))
         for kind, h in g.groupby("kind", sort=False):
             h = h.sort_values("epsilon")
             if kind == "exact":
-                ax.plot(h["epsilon"], h[y], "-", color=color, lw=1.6, label=f"{label} (exact)")
+                ax.plot(h["epsilon"], h[y], "-", color=color, lw=style.LW_EXACT, label=f"{label} (exact)")
             elif kind == "exact | data":
-                ax.plot(h["epsilon"], h[y], "-.", color=color, lw=1.1, label=f"{label} (exact, data's inputs)")
+                ax.plot(h["epsilon"], h[y], "-.", color=color, lw=style.LW_DENSE,
+                        label=f"{label} (exact, data's inputs)")
             elif kind == "simulated":
                 err = h["se"] / (2 * h["mse"]) * h["rmse"] if y == "rmse" else h["se"]
-                ax.errorbar(h["epsilon"], h[y], yerr=2 * err, ls="none", marker="o", ms=5, mfc="none", color=color,
+                ax.errorbar(h["epsilon"], h[y], yerr=2 * err, ls="none", marker=style.SIMULATED_MARKER,
+                            ms=style.MS_ERRORBAR, mfc="none", color=color,
                             label=f"{label} (simulated)")
             else:
                 ls = ":" if str(model).endswith("printed") else "--"
-                ax.plot(h["epsilon"], h[y], ls, color=color, lw=1.2, alpha=0.85, label=f"{model} (paper)")
+                ax.plot(h["epsilon"], h[y], ls, color=color, lw=style.LW_PAPER, alpha=0.85, label=f"{model} (paper)")
                 bad = h[h["feasible"].eq(False)]  # NaN (not applicable) is not False
                 if len(bad):
-                    ax.plot(bad["epsilon"], bad[y], "x", color="k", ms=5)
+                    ax.plot(bad["epsilon"], bad[y], style.INFEASIBLE_MARKER, color=style.INFEASIBLE_COLOR,
+                            ms=style.MS_ERRORBAR)
     ax.set_yscale("log")
     ax.set_xlabel(r"privacy budget $\varepsilon$")
     ax.set_ylabel(r"$\sqrt{\mathcal{E}/N}$" if y == "rmse" else "MSE of the aggregate")
@@ -460,9 +443,9 @@ def _legend(fig: matplotlib.figure.Figure, axes: Sequence[matplotlib.axes.Axes])
         for hh, ll in zip(h, labels):
             handles.setdefault(ll, hh)
     items = list(handles.items())
-    items.append(("paper's point infeasible (violates LIP)", Line2D([], [], ls="none", marker="x", color="k")))
-    fig.legend([h for _, h in items], [lab for lab, _ in items], loc="outside lower center", ncol=2,
-               frameon=False, fontsize="small")
+    items.append(("paper's point infeasible (violates LIP)",
+                  Line2D([], [], ls="none", marker=style.INFEASIBLE_MARKER, color=style.INFEASIBLE_COLOR)))
+    style.legend_below(fig, [h for _, h in items], [lab for lab, _ in items], ncol=2, fontsize="small")
 
 
 def _draw_panels(data: ExperimentData, y: str = "rmse", height: float = 3.0) -> matplotlib.figure.Figure:
@@ -481,7 +464,7 @@ def _draw_panels(data: ExperimentData, y: str = "rmse", height: float = 3.0) -> 
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
     """Example 1: total MSE of the aggregate against eps, exact, printed and simulated."""
     fig = _draw_panels(data, y="mse", height=4.0)
@@ -489,25 +472,25 @@ def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
     return fig
 
 
-@_styled
+@style.styled
 def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
     """Fig. 5: one panel per global prior."""
     return _draw_panels(data)
 
 
-@_styled
+@style.styled
 def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
     """Fig. 6: one panel per global prior."""
     return _draw_panels(data)
 
 
-@_styled
+@style.styled
 def draw_fig7(data: ExperimentData) -> matplotlib.figure.Figure:
     """Fig. 7: one panel per number of users."""
     return _draw_panels(data)
 
 
-@_styled
+@style.styled
 def draw_fig8(data: ExperimentData) -> matplotlib.figure.Figure:
     """Fig. 8: Kosarak (stand-in offline) left, Gowalla (held-out stand-in) right."""
     return _draw_panels(data, height=3.4)

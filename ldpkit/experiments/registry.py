@@ -29,9 +29,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from . import style
 from .comparison import EXACT, Comparison
 from .config import RunConfig
-from .downloads import csv_download_html
 
 from ..datasets.containers import DataIdentity
 
@@ -53,7 +53,6 @@ __all__ = [
 ]
 
 _ID = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
-_KEY = re.compile(r"^\w+$", re.ASCII)
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,8 +282,8 @@ class ExperimentResult:
         stand-ins included, each followed by its number of users when the compute function
         recorded them as ``meta["n"]``, a mapping label -> users), ``repeats``, ``seed`` (the
         run seed), ``scale`` (``"1"`` for the full data) and ``command``
-        (:attr:`command`).  The book glues each value and pastes it into the caption, so
-        captions never hold a typed number.
+        (:attr:`command`).  The book glues each value and pastes it into the figure's caption,
+        so captions never hold a typed number.
 
         Examples
         --------
@@ -318,50 +317,6 @@ class ExperimentResult:
             "command": self.command,
         }
 
-    def glue_facts(self, key: str) -> dict[str, str]:
-        """:meth:`caption_facts` under the names a chapter glues them: ``f"{key}_{fact}"``.
-
-        A chapter glues each pair (``glue(name, value, display=False)``) and its figure caption
-        pastes the glued values, ``fig2_data``, ``fig2_seed`` and so on.
-
-        Raises
-        ------
-        ValueError
-            If ``key`` is not a non-empty string of letters, digits and ``_``.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> def compute(config):
-        ...     return ExperimentData(pd.DataFrame({"x": [1]}), labels={"a": "Retail"})
-        >>> toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "table", ("a",), compute, None,
-        ...                  RunConfig(repeats=10, seed=7))
-        >>> facts = run(toy).glue_facts("fig1")
-        >>> facts["fig1_data"], facts["fig1_seed"], facts["fig1_command"]
-        ('Retail', '7', 'ldpkit reproduce toy-fig1')
-        """
-        if not isinstance(key, str) or not _KEY.match(key):
-            raise ValueError(f"key must be letters, digits and '_' (a glue name prefix), got {key!r}")
-        return {f"{key}_{name}": value for name, value in self.caption_facts().items()}
-
-    def csv_link_html(self) -> str:
-        """An HTML link that downloads :attr:`frame` as ``<experiment id>.csv``.
-
-        The book shows one under every figure (``display(HTML(result.csv_link_html()))``); see
-        :func:`~ldpkit.experiments.csv_download_html`.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> def compute(config):
-        ...     return ExperimentData(pd.DataFrame({"x": [1, 2]}), labels={})
-        >>> toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "table", (), compute, None)
-        >>> link = run(toy).csv_link_html()
-        >>> link.startswith('<a download="toy-fig1.csv" href="data:text/csv;base64,'), link.endswith("2 rows)</a>")
-        (True, True)
-        """
-        return csv_download_html(self.frame, f"{self.experiment.id}.csv")
-
     def sidecar(self, *, command: str | None = None, files: list[str] | None = None) -> dict[str, Any]:
         """The provenance record of this result (:func:`ldpkit.experiments.provenance.sidecar`).
 
@@ -378,21 +333,6 @@ class ExperimentResult:
         from .provenance import sidecar
 
         return sidecar(self, command=command, files=files)
-
-    def downloads_html(self) -> str:
-        """Links that download the data (:meth:`csv_link_html`) and the provenance record as JSON.
-
-        The book shows them under every figure, so a figure carries what it ran on, with which
-        code and seed, exactly as ``ldpkit reproduce`` writes it beside its files.
-        """
-        import json
-
-        from .downloads import json_download_html
-
-        record = self.sidecar(files=[f"{self.experiment.id}.csv"])
-        return (self.csv_link_html() + " &middot; " +
-                json_download_html(json.dumps(record, indent=2), f"{self.experiment.id}.json",
-                                   "provenance of this run (JSON: data, seed, versions)"))
 
     def save(self, directory: str | Path = ".", *, formats: tuple[str, ...] = ("png", "pdf"),
              command: str | None = None) -> list[Path]:
@@ -427,7 +367,7 @@ class ExperimentResult:
                 meta = ({"Title": title, "Subject": about, "Creator": f"ldpkit {__version__}"} if fmt == "pdf" else
                         {"Title": title, "Description": about, "Software": f"ldpkit {__version__}"} if fmt == "png"
                         else None)
-                self.figure.savefig(path, format=fmt, bbox_inches="tight", metadata=meta)
+                self.figure.savefig(path, format=fmt, metadata=meta, **style.SAVEFIG)
                 written.append(path)
         csv = out / f"{self.experiment.id}.csv"
         frame, keep_index = flat_frame(self.frame)

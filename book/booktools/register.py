@@ -1,0 +1,347 @@
+"""The claims register: its entries, their validation and loading, and counts.
+
+The register is ``claims.yml`` in the book directory: one entry per theorem, lemma,
+proposition, corollary, table, result figure and worked example of the four papers the book
+accompanies, with the book's verdict on it.
+
+Validation rules (each failure is a :class:`ValueError` naming the offending entry):
+
+* every entry has the fields ``id``, ``paper``, ``location``, ``kind``, ``statement``,
+  ``status`` and ``evidence`` (``note`` is optional); no other fields are allowed;
+* ``paper`` is one of :data:`PAPERS`, ``kind`` one of :data:`KINDS`, ``status`` one of
+  :data:`STATUSES`;
+* ids are unique, non-empty strings;
+* ``statement`` is a single non-empty line of at most :data:`MAX_STATEMENT_LENGTH`
+  characters;
+* ``evidence`` is a non-empty string (a book label) whenever ``status`` is not ``pending``;
+* ``location``, ``statement`` and ``note`` follow the inline-markup rules of
+  :mod:`booktools.markup` (inline math, MyST roles, and in notes only, glue references to the
+  chapter that computes a quoted number).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .labels import BOOK_DIR
+from .markup import GlueReference, check_markup
+
+__all__ = [
+    "PAPERS",
+    "STATUSES",
+    "KINDS",
+    "MAX_STATEMENT_LENGTH",
+    "REGISTER",
+    "Claim",
+    "validate_claims",
+    "load_claims",
+    "summarise",
+    "summary_rows",
+    "claim_rows",
+    "glue_references",
+]
+
+#: Paper keys, in the order the book presents them.
+PAPERS: tuple[str, ...] = ("idldp", "ipldp", "fldp", "lip")
+#: Allowed verification statuses.
+STATUSES: tuple[str, ...] = ("pending", "reproduced", "differs", "erratum")
+#: Allowed kinds of claim.
+KINDS: tuple[str, ...] = (
+    "theorem",
+    "lemma",
+    "proposition",
+    "corollary",
+    "table",
+    "figure",
+    "example",
+    "algorithm-claim",
+)
+#: Longest statement accepted (characters).
+MAX_STATEMENT_LENGTH: int = 200
+#: The register file, ``claims.yml`` in the book directory.
+REGISTER: Path = BOOK_DIR / "claims.yml"
+
+_REQUIRED: tuple[str, ...] = ("id", "paper", "location", "kind", "statement", "status", "evidence")
+_OPTIONAL: tuple[str, ...] = ("note",)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim of a source paper.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier, e.g. ``"idldp-lemma-1"``.
+    paper : str
+        One of :data:`PAPERS`.
+    location : str
+        Where the claim sits in the paper (e.g. ``"Lemma 1, Sec. IV-B"``).
+    kind : str
+        One of :data:`KINDS`.
+    statement : str
+        One-line paraphrase of the claim.
+    status : str
+        One of :data:`STATUSES`.
+    evidence : str or None
+        Book label holding the evidence; ``None`` only while the claim is pending.
+    note : str or None
+        Optional remark (suspected errors, conventions).
+
+    Examples
+    --------
+    >>> [claim] = validate_claims([{
+    ...     "id": "idldp-lemma-1", "paper": "idldp", "location": "Lemma 1, Sec. IV-B", "kind": "lemma",
+    ...     "statement": "eps-LDP implies E-MinID-LDP for every E with min E = eps",
+    ...     "status": "reproduced", "evidence": "lem-minid-ldp",
+    ... }])
+    >>> claim.id, claim.status, claim.evidence
+    ('idldp-lemma-1', 'reproduced', 'lem-minid-ldp')
+    """
+
+    id: str
+    paper: str
+    location: str
+    kind: str
+    statement: str
+    status: str
+    evidence: str | None
+    note: str | None = None
+
+
+def _entry_name(index: int, entry: Any) -> str:
+    if isinstance(entry, Mapping) and isinstance(entry.get("id"), str) and entry.get("id"):
+        return f"claim {entry['id']!r} (entry {index})"
+    return f"claim entry {index}"
+
+
+def _check_entry(index: int, entry: Any) -> Claim:
+    name = _entry_name(index, entry)
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{name}: expected a mapping, got {type(entry).__name__}")
+    missing = [key for key in _REQUIRED if key not in entry]
+    if missing:
+        raise ValueError(f"{name}: missing field(s) {', '.join(missing)}")
+    unknown = sorted(str(key) for key in entry if key not in _REQUIRED and key not in _OPTIONAL)
+    if unknown:
+        raise ValueError(f"{name}: unknown field(s) {', '.join(unknown)}")
+
+    for key in ("id", "paper", "location", "kind", "statement", "status"):
+        value = entry[key]
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{name}: field {key!r} must be a non-empty string, got {value!r}")
+
+    if entry["paper"] not in PAPERS:
+        raise ValueError(f"{name}: unknown paper {entry['paper']!r}; expected one of {PAPERS}")
+    if entry["kind"] not in KINDS:
+        raise ValueError(f"{name}: unknown kind {entry['kind']!r}; expected one of {KINDS}")
+    if entry["status"] not in STATUSES:
+        raise ValueError(f"{name}: unknown status {entry['status']!r}; expected one of {STATUSES}")
+
+    statement = entry["statement"]
+    if "\n" in statement.strip() or "\r" in statement:
+        raise ValueError(f"{name}: statement must be a single line")
+    if len(statement) > MAX_STATEMENT_LENGTH:
+        raise ValueError(
+            f"{name}: statement has {len(statement)} characters, "
+            f"more than the limit {MAX_STATEMENT_LENGTH}"
+        )
+
+    evidence = entry["evidence"]
+    if evidence is not None and (not isinstance(evidence, str) or not evidence.strip()):
+        raise ValueError(f"{name}: evidence must be null or a non-empty label, got {evidence!r}")
+    if entry["status"] != "pending" and evidence is None:
+        raise ValueError(
+            f"{name}: evidence is missing but status is {entry['status']!r} "
+            "(only pending claims may lack evidence)"
+        )
+
+    note = entry.get("note")
+    if note is not None and not isinstance(note, str):
+        raise ValueError(f"{name}: note must be a string or absent, got {note!r}")
+
+    for key in ("location", "statement", "note"):
+        if entry.get(key) is None:
+            continue
+        try:
+            check_markup(entry[key], allow_glue=key == "note")
+        except ValueError as exc:
+            raise ValueError(f"{name}: {key}: {exc}") from None
+
+    return Claim(
+        id=entry["id"].strip(),
+        paper=entry["paper"],
+        location=entry["location"].strip(),
+        kind=entry["kind"],
+        statement=statement.strip(),
+        status=entry["status"],
+        evidence=evidence.strip() if isinstance(evidence, str) else None,
+        note=note.strip() if isinstance(note, str) else None,
+    )
+
+
+def validate_claims(entries: Any) -> list[Claim]:
+    """Validate raw register entries and return them as :class:`Claim` objects.
+
+    Parameters
+    ----------
+    entries : list of mapping, or mapping with key ``"claims"``
+        The parsed YAML document (either the whole document or its ``claims`` list).
+
+    Returns
+    -------
+    list of Claim
+        The entries in file order.
+
+    Raises
+    ------
+    ValueError
+        If the document is not a list of entries, if any entry breaks a rule listed in the
+        module docstring, or if two entries share an id; the message names the entry.
+    """
+    if isinstance(entries, Mapping):
+        if "claims" not in entries:
+            raise ValueError("claims register: top-level mapping has no 'claims' list")
+        entries = entries["claims"]
+    if not isinstance(entries, list):
+        raise ValueError(
+            f"claims register: expected a list of claims, got {type(entries).__name__}"
+        )
+    if not entries:
+        raise ValueError("claims register: the list of claims is empty")
+
+    claims: list[Claim] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        claim = _check_entry(index, entry)
+        if claim.id in seen:
+            raise ValueError(
+                f"claim {claim.id!r} (entry {index}): duplicate id, first used by entry {seen[claim.id]}"
+            )
+        seen[claim.id] = index
+        claims.append(claim)
+    return claims
+
+
+def load_claims(path: str | os.PathLike[str] | None = None) -> list[Claim]:
+    """Load and validate the claims register.
+
+    Parameters
+    ----------
+    path : str or path-like, optional
+        YAML file to read; defaults to :data:`REGISTER`.
+
+    Returns
+    -------
+    list of Claim
+        Validated claims in file order.
+
+    Raises
+    ------
+    ValueError
+        If the file does not exist, is not valid YAML, or any entry is invalid.
+    """
+    file = Path(path) if path is not None else REGISTER
+    if not file.is_file():
+        raise ValueError(f"claims register not found: {str(file)!r}")
+    try:
+        document = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"claims register {str(file)!r} is not valid YAML: {exc}") from exc
+    return validate_claims(document)
+
+
+def summarise(claims: Iterable[Claim]) -> dict[str, dict[str, int]]:
+    """Count claims per paper and status.
+
+    Parameters
+    ----------
+    claims : iterable of Claim
+
+    Returns
+    -------
+    dict
+        ``{paper: {status: count, ..., "total": count}}`` for every paper in :data:`PAPERS`
+        (all statuses present, zeros included) plus a ``"total"`` row over all papers.
+
+    Raises
+    ------
+    ValueError
+        If a claim has a paper or status outside :data:`PAPERS` / :data:`STATUSES`.
+    """
+    table: dict[str, dict[str, int]] = {
+        paper: {status: 0 for status in STATUSES} | {"total": 0} for paper in (*PAPERS, "total")
+    }
+    for claim in claims:
+        if claim.paper not in PAPERS or claim.status not in STATUSES:
+            raise ValueError(
+                f"claim {claim.id!r}: unknown paper {claim.paper!r} or status {claim.status!r}"
+            )
+        for row in (claim.paper, "total"):
+            table[row][claim.status] += 1
+            table[row]["total"] += 1
+    return table
+
+
+def summary_rows(claims: Iterable[Claim]) -> tuple[list[str], list[list[Any]]]:
+    """Return (header, rows) of the per-paper status counts, ready for display."""
+    table = summarise(claims)
+    header = ["paper", *STATUSES, "total"]
+    rows = [[paper, *(table[paper][s] for s in STATUSES), table[paper]["total"]] for paper in table]
+    return header, rows
+
+
+def claim_rows(
+    claims: Iterable[Claim],
+    columns: Sequence[str] = ("id", "paper", "location", "statement", "status", "evidence"),
+) -> tuple[list[str], list[list[Any]]]:
+    """Return (header, rows) listing the given attributes of every claim.
+
+    Raises
+    ------
+    ValueError
+        If a requested column is not a :class:`Claim` field.
+    """
+    fields = Claim.__dataclass_fields__
+    for column in columns:
+        if column not in fields:
+            raise ValueError(f"unknown claim column {column!r}; expected one of {tuple(fields)}")
+    rows = [[getattr(claim, column) for column in columns] for claim in claims]
+    return list(columns), rows
+
+
+def glue_references(claims: Iterable[Claim]) -> list[tuple[str, GlueReference]]:
+    """List the glue references of the claims' notes.
+
+    Parameters
+    ----------
+    claims : iterable of Claim
+
+    Returns
+    -------
+    list of (str, GlueReference)
+        ``(claim id, reference)`` in register order, one pair per occurrence.
+
+    Raises
+    ------
+    ValueError
+        If a note holds a malformed reference.
+
+    Examples
+    --------
+    >>> [claim] = validate_claims([{
+    ...     "id": "idldp-fig-5", "paper": "idldp", "location": "Fig. 5", "kind": "figure",
+    ...     "statement": "IDUE gains most when few items are sensitive.", "status": "reproduced",
+    ...     "evidence": "sec-idldp-fig5",
+    ...     "note": "Gain {glue:text}`idldp_experiments.md::fig5_gain_small:.0f`% at 1% sensitive items.",
+    ... }])
+    >>> glue_references([claim])
+    [('idldp-fig-5', GlueReference(doc='idldp_experiments.md', key='fig5_gain_small', fmt='.0f'))]
+    """
+    return [(claim.id, ref) for claim in claims for ref in check_markup(claim.note or "", allow_glue=True)]
