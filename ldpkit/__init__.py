@@ -20,7 +20,8 @@ from .grr import GRR
 from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
 from .olh import OLH, HashedReports
 from .hadamard import FHR, HR, PairReports
-from .padding import ItemSets, PaddingSampling, as_itemsets
+from .sets import ItemSets, as_itemsets
+from .padding import PaddingSampling
 from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from .urr import URR
 from .lip import BinaryRR
@@ -28,16 +29,16 @@ from .iprr import IPRR
 from . import accountant, idue, lip, postprocess
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__ below); type checkers see them here
-    from . import budgets, claims, datasets, metrics, streaming
+    from . import budgets, datasets, metrics, streaming
 
 #: the version, read by ``pyproject.toml`` (``[tool.setuptools.dynamic]``), ``CITATION.cff`` and
 #: ``CHANGELOG.md`` must agree with it (tests/test_publishing.py)
 __version__ = "0.1.0"
 
 #: submodules that ``import ldpkit`` does not load: ``ldpkit.datasets`` pulls in pooch, scipy's
-#: special functions and the loaders, ``ldpkit.claims`` PyYAML; the other three are small, but
-#: nothing above needs them.  Each is imported on first attribute access (PEP 562).
-_LAZY_SUBMODULES = frozenset({"budgets", "claims", "datasets", "metrics", "streaming"})
+#: special functions and the loaders; the other three are small, but nothing above needs them.
+#: Each is imported on first attribute access (PEP 562).
+_LAZY_SUBMODULES = frozenset({"budgets", "datasets", "metrics", "streaming"})
 
 __all__ = [
     "RNGLike",
@@ -84,7 +85,6 @@ __all__ = [
     "budgets",
     "datasets",
     "idue",
-    "claims",
     "metrics",
     "postprocess",
     "lip",

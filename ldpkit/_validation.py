@@ -25,9 +25,13 @@ __all__ = [
     "describe",
     "check_epsilon",
     "check_positive_real",
+    "check_real",
     "check_domain_size",
     "check_items",
+    "check_integer_array",
     "check_counts",
+    "check_int64_signed_sums",
+    "INT64_MAX",
     "check_probability",
     "check_probabilities",
     "check_distribution",
@@ -86,6 +90,58 @@ def check_positive_real(value: Any, name: str) -> float:
         )
     if not math.isfinite(out) or out <= 0.0:
         raise ValueError(f"{name} must be a finite positive real number, got {describe(value)}")
+    return out
+
+
+def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    """``[low, high)``-style text of an interval (``inf`` ends always open)."""
+    left = "(" if low_open or low == -math.inf else "["
+    right = ")" if high_open or high == math.inf else "]"
+    return f"{left}{low:g}, {high:g}{right}"
+
+
+def check_real(
+    value: Any,
+    name: str,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a finite float in the interval from ``low`` to ``high``.
+
+    The typed check for a scalar real argument (a tolerance, a significance level, a
+    probability ``keep`` in ``(0, 1]``, a threshold): ``float(value)`` would parse the string
+    ``"0.5"``, accept ``True`` as 1 and drop nothing, silently.  The ends are included unless
+    ``low_open`` / ``high_open``.  A value that is not a real number (a string, a bool,
+    ``None``, a complex number, an array) raises :class:`ArgumentTypeError`; NaN, an infinity,
+    a Python integer beyond the double range or a value outside the interval raises
+    :class:`ValueError`.  For a budget use :func:`check_epsilon`, for a positive quantity
+    :func:`check_positive_real`, for a probability in ``[0, 1]`` :func:`check_probability`.
+
+    Examples
+    --------
+    >>> from ldpkit._validation import check_real
+    >>> check_real(0.5, "keep", 0.0, 1.0, low_open=True)
+    0.5
+    >>> try:
+    ...     check_real("0.5", "keep", 0.0, 1.0, low_open=True)
+    ... except TypeError as err:
+    ...     print(err)
+    keep must be a finite real number in (0, 1], got '0.5'
+    """
+    where = _interval(low, high, low_open, high_open)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError(f"{name} must be a finite real number in {where}, got {describe(value)}")
+    out = _to_float(value)
+    if not math.isfinite(out):
+        tail = ", beyond the double range" if isinstance(value, numbers.Integral) else ""
+        raise ValueError(f"{name} must be a finite real number in {where}, got {describe(value)}{tail}")
+    below = out <= low if low_open else out < low
+    above = out >= high if high_open else out > high
+    if below or above:
+        raise ValueError(f"{name} must be a finite real number in {where}, got {describe(value)}")
     return out
 
 
@@ -178,23 +234,106 @@ def _integer_array(values: Any, name: str, what: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def check_items(items: Any, d: int, name: str = "items") -> np.ndarray:
-    """Return ``items`` as a non-empty 1-d int64 array with every entry in ``range(d)``.
+def _strict_integers(arr: np.ndarray, name: str, what: str) -> np.ndarray:
+    """``arr`` (1-d, non-empty) unchanged when of an integer dtype, or its Python ints as an object array.
+
+    Refuses every other dtype with :class:`ArgumentTypeError`, floats included *even when
+    whole-valued* (``[1.0, 2.0]``): the values are not converted, so nothing is rounded or
+    wrapped before the caller's range check.
+    """
+    if arr.dtype == object:
+        values = arr.tolist()
+        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Integral)]
+        if bad:
+            raise ArgumentTypeError(f"{name} must hold integer {what}, got {describe(bad[0])}")
+        return np.array([int(v) for v in values], dtype=object)  # Python ints of any size
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ArgumentTypeError(f"{name} must hold integer {what}, got {describe(arr[0])} (dtype {arr.dtype})")
+    return arr
+
+
+def _as_1d(values: Any, name: str, what: str) -> np.ndarray:
+    """``values`` as an array, 1-d or an error; a sequence of Python ints that numpy would turn into
+    float64 (``[2**63, 0]``: too large for int64) is kept as Python ints, exactly."""
+    arr = np.asarray(values)
+    if arr.dtype == np.float64 and not isinstance(values, np.ndarray) and arr.ndim == 1:
+        raw = np.asarray(values, dtype=object)
+        if all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in raw.tolist()):
+            arr = raw
+    if arr.ndim == 0:
+        raise ArgumentTypeError(f"{name} must be a 1-d array of {what}, got {describe(values)}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array of {what}, got shape {arr.shape}")
+    return arr
+
+
+def check_items(
+    items: Any, d: int, name: str = "items", *, strict: bool = False, allow_empty: bool = False
+) -> np.ndarray:
+    """Return ``items`` as a 1-d int64 array with every entry in ``range(d)``.
 
     The offending value is reported as given (a ``uint64`` item ``2**63`` is reported as
     ``9223372036854775808``, never as its wrapped int64 value).
+
+    By default floats holding whole numbers (``[1.0, 2.0]``) are accepted, as reports and
+    items built by hand often are.  With ``strict=True`` only integer dtypes (and Python
+    integers) are: any other dtype, floats included even when whole-valued, raises
+    :class:`ArgumentTypeError` naming its first entry, because a float item index is almost
+    always a bug upstream (an average, a division, a column read with the wrong type).
+    Containers of item indices (users' item sets, sensitive-item lists) use it.
+    ``allow_empty`` accepts an empty array (a user holding no item) instead of raising.
     """
-    arr = np.asarray(items)
-    if arr.ndim == 1 and arr.size == 0:
+    arr = _as_1d(items, name, "item indices")
+    if arr.size == 0:
+        if allow_empty:
+            return np.empty(0, dtype=np.int64)
         raise ValueError(f"{name} is empty: at least one user is needed")
+    if strict:
+        out = _strict_integers(arr, name, "item indices")
+        lo, hi = out.min(), out.max()  # on the values as given: no wrap-around
+        if lo < 0 or hi >= d:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"{name} contains item {describe(bad)}, outside the domain 0..{d - 1}")
+        return out.astype(np.int64)
     out = _integer_array(arr, name, "item indices")
     if out.dtype == object:
         raise ValueError(f"{name} contains item {out[0]}, outside the domain 0..{d - 1}")
-    lo, hi = int(out.min()), int(out.max())
-    if lo < 0 or hi >= d:
-        bad = lo if lo < 0 else hi
-        raise ValueError(f"{name} contains item {bad}, outside the domain 0..{d - 1}")
+    lo_i, hi_i = int(out.min()), int(out.max())
+    if lo_i < 0 or hi_i >= d:
+        bad_i = lo_i if lo_i < 0 else hi_i
+        raise ValueError(f"{name} contains item {bad_i}, outside the domain 0..{d - 1}")
     return out
+
+
+def check_integer_array(
+    values: Any,
+    name: str,
+    low: int,
+    high: int,
+    *,
+    what: str = "values",
+    dtype: Any = np.int64,
+    allow_empty: bool = False,
+) -> np.ndarray:
+    """Return ``values`` as a 1-d array of ``dtype`` with every entry in ``[low, high)``.
+
+    Only integer dtypes and Python integers are accepted: floats (even whole-valued),
+    booleans, strings and other objects raise :class:`ArgumentTypeError` naming the first
+    entry; ``int("5")`` or ``int(1.7)`` never run.  The range is checked on the values as
+    given, before the cast to ``dtype`` (which must hold ``[low, high)``), so nothing wraps.
+    For example hash seeds: ``check_integer_array(seeds, "seeds", 0, 2**64, dtype=np.uint64)``.
+    """
+    arr = _as_1d(values, name, what)
+    if arr.size == 0:
+        if allow_empty:
+            return np.empty(0, dtype=dtype)
+        raise ValueError(f"{name} is empty")
+    out = _strict_integers(arr, name, what)
+    lo, hi = out.min(), out.max()
+    if lo < low or hi >= high:
+        bad = lo if lo < low else hi
+        raise ValueError(f"{name} must hold integer {what} in [{low}, {high}), got {describe(bad)}")
+    return out.astype(dtype)
 
 
 def check_counts(
@@ -229,6 +368,64 @@ def check_counts(
     if total == 0 and not allow_zero_total:
         raise ValueError(f"{name} sum to zero: at least one user is needed")
     return out
+
+
+#: largest int64 value, ``2**63 - 1``
+INT64_MAX = 2**63 - 1
+
+#: below this float total of absolute values a row is certainly within :data:`INT64_MAX` (rounding each
+#: entry and numpy's pairwise summation are off by a relative 2**-40 at most, far inside the factor 2 of
+#: margin); at or above it the row's total is added exactly in Python integers
+_INT64_SAFE_FLOAT = 2.0**62
+
+
+def check_int64_signed_sums(values: Any, name: str) -> np.ndarray:
+    """Return integer ``values`` as int64 when every signed sum along the last axis is exact in int64.
+
+    A transform that only adds and subtracts the entries of each row -- a Walsh-Hadamard
+    transform (every intermediate butterfly value and every output is ``sum_i s_i v_i`` with
+    ``s_i`` in ``{-1, 0, 1}``), a signed or cumulative sum, a difference of histograms --
+    produces numbers of absolute value at most ``sum_i |v_i|``.  So it is exact in int64 for
+    every row whose absolute values sum to at most :data:`INT64_MAX` ``= 2**63 - 1``, and that
+    bound cannot be raised: for a row of non-negative values (a histogram) the all-plus output
+    equals the sum itself.  The check is made on the values as given (``uint64`` entries
+    ``>= 2**63`` and Python integers of any size included, added exactly) before any work and
+    before the cast; a failing row is named with its exact total and its largest entry.
+
+    Only integer dtypes (and object arrays of Python integers) are accepted: a float or other
+    array raises :class:`ArgumentTypeError` (compute those in float64 instead).
+    """
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        raise ArgumentTypeError(f"{name} must be an integer array with at least one axis, got {describe(values)}")
+    if arr.dtype == object:
+        flat = arr.reshape(-1).tolist()
+        bad = [v for v in flat if isinstance(v, bool) or not isinstance(v, numbers.Integral)]
+        if bad:
+            raise ArgumentTypeError(f"{name} must hold integers, got {describe(bad[0])}")
+    elif arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ArgumentTypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    rows = arr.reshape(-1, arr.shape[-1])
+    if arr.dtype == object:
+        suspect: Any = range(rows.shape[0])
+    elif max(-int(arr.min()), int(arr.max())) * arr.shape[-1] <= INT64_MAX:
+        suspect = []  # largest magnitude times row length: no row can exceed the bound, no copy made
+    else:
+        approx = np.abs(rows.astype(np.float64)).sum(axis=1)  # float: no wrap-around
+        suspect = np.flatnonzero(approx >= _INT64_SAFE_FLOAT).tolist()
+    for r in suspect:
+        row = [int(v) for v in rows[r].tolist()]
+        total = sum(abs(v) for v in row)
+        if total > INT64_MAX:
+            where = f"row {r} of {name}" if rows.shape[0] > 1 else name
+            largest = max(row, key=abs)
+            raise ValueError(
+                f"{where} has absolute values summing to {total} (largest entry {largest}), above "
+                f"2**63 - 1 = {INT64_MAX}: adding and subtracting them would wrap around in int64"
+            )
+    return arr.astype(np.int64)
 
 
 def real_array(values: Any, name: str, exact: bool = False) -> np.ndarray:

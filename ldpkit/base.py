@@ -4,8 +4,9 @@ A frequency oracle has two separate halves, following the OpenDP idea of keeping
 accounting apart from sampling:
 
 * **accounting** -- :meth:`FrequencyOracle.channel` returns the exact conditional output
-  distribution (:mod:`ldpkit.channels`); :attr:`FrequencyOracle.epsilon` is the declared
-  LDP budget and :func:`ldpkit.accountant.ldp_epsilon` recomputes it from the channel;
+  distribution (:mod:`ldpkit.channels`); :meth:`FrequencyOracle.guarantees` states what the
+  constructor's budget promises (:attr:`FrequencyOracle.epsilon` for standard LDP), and
+  :func:`ldpkit.accountant.verify` checks it against the channel;
 * **sampling and estimation** -- :meth:`~FrequencyOracle.perturb` (client side, vectorised over
   users, with an explicit :class:`numpy.random.Generator`), :meth:`~FrequencyOracle.aggregate`
   (server side support counts), :meth:`~FrequencyOracle.estimate` (unbiased counts),
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -35,15 +36,48 @@ from ._rng import RNGLike, as_generator
 from ._validation import MAX_USERS, check_counts, check_items, check_positive_int, check_probabilities, real_array
 from .accountant import Guarantee
 from .channels import Channel
-from .reports import Provenance, check_source
+from .reports import ItemReports, Provenance, check_source
+from .sets import ItemSetsLike
 
-__all__ = ["FrequencyOracle", "SupportOracle", "ItemReportOracle", "item_report_mle", "pure_estimate", "pure_variance"]
+__all__ = [
+    "ComparedByConfiguration",
+    "FrequencyOracle",
+    "ItemReportOracle",
+    "ReportT",
+    "SetValuedMechanism",
+    "SupportOracle",
+    "item_report_mle",
+    "pure_estimate",
+    "pure_variance",
+]
 
 
-class FrequencyOracle(abc.ABC):
-    """Abstract frequency oracle over the item domain ``{0, ..., d-1}``.
+#: the type of a mechanism's reports (``ItemReports``, ``UnaryReports``, ``HashedReports``, ...)
+ReportT = TypeVar("ReportT")
+
+
+class ComparedByConfiguration(abc.ABC):
+    """Equality and hashing by :meth:`configuration`: two mechanisms configured alike are equal."""
+
+    @abc.abstractmethod
+    def configuration(self) -> tuple[object, ...]:
+        """Everything that defines the mechanism (class, parameters, declared guarantees), hashable."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ComparedByConfiguration):
+            return NotImplemented
+        return self.configuration() == other.configuration()
+
+    def __hash__(self) -> int:
+        return hash(self.configuration())
+
+
+class FrequencyOracle(ComparedByConfiguration, Generic[ReportT]):
+    """Abstract frequency oracle over the item domain ``{0, ..., d-1}``, generic over its report type.
 
     Estimates are *counts* (the papers' ``c_i``); divide by ``n`` for frequencies.
+    ``FrequencyOracle[UnaryReports]`` is an oracle whose :meth:`perturb` returns
+    :class:`~ldpkit.unary.UnaryReports` and whose :meth:`aggregate` reads them.
 
     Examples
     --------
@@ -68,10 +102,12 @@ class FrequencyOracle(abc.ABC):
         self.d = d
 
     # ------------------------------------------------------------------ accounting
-    @property
-    @abc.abstractmethod
-    def epsilon(self) -> float:
-        """Declared standard LDP budget (``math.inf`` if the mechanism gives none)."""
+    #: The standard-LDP budget given to the constructor, or ``math.inf`` when the family
+    #: declares none.  A family built for another notion names its budget after that notion
+    #: (``fldp_epsilon``, ``uldp_epsilon``, ``budgets``, ...); every budget is a plain
+    #: attribute set from the constructor's argument, never computed from the channel, so
+    #: that :func:`ldpkit.accountant.verify` checks a claim the channel could fail.
+    epsilon: float = math.inf
 
     @abc.abstractmethod
     def channel(self) -> Channel:
@@ -81,23 +117,23 @@ class FrequencyOracle(abc.ABC):
         """The privacy guarantees this mechanism declares, as data.
 
         :func:`ldpkit.accountant.verify` checks each one against :meth:`channel`.  The
-        default declares standard LDP at :attr:`epsilon` when it is finite; mechanisms built
-        for another notion (ID-LDP, ULDP, ...) override this.
+        default declares standard LDP at :attr:`~ldpkit.base.FrequencyOracle.epsilon` (the constructor's budget) when it is
+        finite; mechanisms built for another notion (ID-LDP, ULDP, ...) override this.
         """
         eps = self.epsilon
         return [Guarantee("ldp", epsilon=eps)] if math.isfinite(eps) else []
 
     # ------------------------------------------------------------------ sampling
     @abc.abstractmethod
-    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> Any:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> ReportT:
         """Client side: one randomised report per user (vectorised)."""
 
     @abc.abstractmethod
-    def aggregate(self, reports: Any) -> np.ndarray:
+    def aggregate(self, reports: ReportT) -> np.ndarray:
         """Server side: support count of every item (length ``d``)."""
 
     @abc.abstractmethod
-    def n_reports(self, reports: Any) -> int:
+    def n_reports(self, reports: ReportT) -> int:
         """Number of users behind ``reports``."""
 
     @abc.abstractmethod
@@ -112,7 +148,7 @@ class FrequencyOracle(abc.ABC):
     def report_parameters(self) -> dict[str, Any]:
         """The parameters the meaning of this mechanism's reports depends on (for :attr:`provenance`).
 
-        The default is ``d`` and :attr:`epsilon`; mechanisms with more configuration
+        The default is ``d`` and :attr:`~ldpkit.base.FrequencyOracle.epsilon`; mechanisms with more configuration
         (probability vectors, hash range, sensitive set, ...) extend it.
         """
         return {"d": self.d, "epsilon": self.epsilon}
@@ -122,8 +158,24 @@ class FrequencyOracle(abc.ABC):
         """What :meth:`perturb` stamps on its reports and :meth:`aggregate` requires of them."""
         return Provenance(type(self).__name__, tuple(self.report_parameters().items()))
 
+    # ------------------------------------------------------------------ identity
+    def configuration(self) -> tuple[object, ...]:
+        """Everything that defines the mechanism: its class, its report parameters and its declared guarantees.
+
+        Two mechanisms are equal (and hash alike) exactly when their configurations are.
+
+        Examples
+        --------
+        >>> from ldpkit import GRR, OUE
+        >>> GRR(4, 1.0) == GRR(4, 1.0), GRR(4, 1.0) == GRR(4, 2.0), GRR(4, 1.0) == OUE(4, 1.0)
+        (True, False, False)
+        >>> len({GRR(4, 1.0), GRR(4, 1.0), OUE(4, 1.0)})
+        2
+        """
+        return (type(self), self.provenance, tuple(g.key() for g in self.guarantees()))
+
     # ------------------------------------------------------------------ sampling <-> accounting
-    def output_index(self, reports: Any) -> np.ndarray:
+    def output_index(self, reports: ReportT) -> np.ndarray:
         """Index of each report in the output alphabet of ``channel().to_explicit()``.
 
         This is the bridge that lets the tests compare the sampling code with the accounting
@@ -149,7 +201,7 @@ class FrequencyOracle(abc.ABC):
         """Draw support counts directly from the true counts (one trial)."""
 
     # ------------------------------------------------------------------ shared API
-    def estimate(self, reports: Any) -> np.ndarray:
+    def estimate(self, reports: ReportT) -> np.ndarray:
         """Unbiased estimated counts from the users' reports."""
         return self.estimate_from_support(self.aggregate(reports), self.n_reports(reports))
 
@@ -261,7 +313,45 @@ def pure_variance(counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:
     return _variance_formula(c, pa, qa)
 
 
-class SupportOracle(FrequencyOracle):
+@runtime_checkable
+class SetValuedMechanism(Protocol[ReportT]):
+    """A mechanism whose users hold item *sets* (Padding-and-Sampling, IDUE-PS): what the contract uses.
+
+    Its channel's rows are the subsets of a small domain (:func:`ldpkit.sets.all_itemsets`);
+    ``perturb`` and ``estimate`` work on reports of type ``ReportT``, and the exact
+    moments are functions of the users' sets.  :class:`~ldpkit.padding.PaddingSampling`
+    implements it; :func:`ldpkit.testing.check_contract` dispatches on it.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR
+    >>> from ldpkit.base import SetValuedMechanism
+    >>> from ldpkit.idue import oue_ps
+    >>> isinstance(oue_ps(3, 1.0, 2), SetValuedMechanism), isinstance(GRR(3, 1.0), SetValuedMechanism)
+    (True, False)
+    """
+
+    d: int
+    ell: int
+
+    def channel(self) -> Channel: ...
+
+    def guarantees(self) -> list[Guarantee]: ...
+
+    def perturb(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> ReportT: ...
+
+    def estimate(self, reports: ReportT) -> np.ndarray: ...
+
+    def expected_counts(self, itemsets: ItemSetsLike) -> np.ndarray: ...
+
+    def variance(self, itemsets: ItemSetsLike) -> np.ndarray: ...
+
+    def simulate(self, itemsets: ItemSetsLike, rng: RNGLike = None, trials: int | None = None) -> np.ndarray: ...
+
+    def sample_outputs(self, x: int, size: int, rng: RNGLike = None) -> np.ndarray: ...
+
+
+class SupportOracle(FrequencyOracle[ReportT]):
     """A pure protocol with per-item support probabilities ``p_support``, ``q_support``.
 
     Subclasses set :attr:`p_support` and :attr:`q_support` (arrays of length ``d``) and
@@ -342,7 +432,7 @@ def item_report_mle(output_counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.
     return f / f.sum()
 
 
-class ItemReportOracle(SupportOracle):
+class ItemReportOracle(SupportOracle[ItemReports]):
     """A pure protocol whose report is a single item (GRR, uRR): support = the reported item.
 
     Examples
@@ -352,15 +442,15 @@ class ItemReportOracle(SupportOracle):
     [1, 1, 2]
     """
 
-    def aggregate(self, reports: Any) -> np.ndarray:
+    def aggregate(self, reports: ArrayLike) -> np.ndarray:
         check_source(reports, self.provenance)
-        reports = check_items(reports, self.d, "reports")
-        return np.bincount(reports, minlength=self.d)
+        items = check_items(reports, self.d, "reports")
+        return np.bincount(items, minlength=self.d)
 
-    def n_reports(self, reports: Any) -> int:
+    def n_reports(self, reports: ArrayLike) -> int:
         return int(np.asarray(reports).size)
 
-    def output_index(self, reports: Any) -> np.ndarray:
+    def output_index(self, reports: ArrayLike) -> np.ndarray:
         """Reports are items, and the channel's outputs are the items in index order."""
         return check_items(reports, self.d, "reports")
 

@@ -290,27 +290,13 @@ def ipldp_levels(counts: ArrayLike, nr: float, lc: int, eps_min: float, eps_max:
     ValueError
         On invalid inputs, and when ``LC > |D_S|`` (some level would be empty).
     """
-    counts = check_counts(counts)
-    nr = check_probability(nr, "nr")
-    lc = check_positive_int(lc, "lc")
-    eps_min = check_epsilon(eps_min, "eps_min")
-    eps_max = check_epsilon(eps_max, "eps_max")
-    if eps_min > eps_max:
-        raise ValueError(f"eps_min={eps_min!r} must not exceed eps_max={eps_max!r}")
+    counts, nr, lc, eps_min, eps_max = _check_ipldp_arguments(counts, nr, lc, eps_min, eps_max)
     d = counts.size
     n_ns = _n_nonsensitive(nr, d)
-    n_s = d - n_ns
-    if lc > n_s:
-        raise ValueError(
-            f"lc={lc} exceeds the number of sensitive items |D_S|={n_s} "
-            f"(|D|={d} and nr={nr!r} make |D_N|={n_ns}); lower nr or lc"
-        )
+    _check_level_count(lc, d, nr, n_ns)
     order = np.lexsort((np.arange(d), -counts)).astype(np.int64)
     level_budgets = np.linspace(eps_min, eps_max, lc)
-    levels = np.full(d, -1, dtype=np.int64)
-    groups = np.array_split(order[n_ns:], lc)  # groups[0] holds the largest counts
-    for g, members in enumerate(groups):
-        levels[members] = lc - 1 - g
+    levels = _rank_levels(order, n_ns, lc, d)
     sensitive = levels >= 0
     epsilons = np.full(d, np.inf)
     epsilons[sensitive] = level_budgets[levels[sensitive]]
@@ -324,6 +310,42 @@ def ipldp_levels(counts: ArrayLike, nr: float, lc: int, eps_min: float, eps_max:
         level_sizes=level_sizes,
         order=order,
     )
+
+
+def _check_ipldp_arguments(
+    counts: ArrayLike, nr: float, lc: int, eps_min: float, eps_max: float
+) -> tuple[np.ndarray, float, int, float, float]:
+    """:func:`ipldp_levels`' arguments, validated (``eps_min <= eps_max``)."""
+    counts = check_counts(counts)
+    nr = check_probability(nr, "nr")
+    lc = check_positive_int(lc, "lc")
+    eps_min = check_epsilon(eps_min, "eps_min")
+    eps_max = check_epsilon(eps_max, "eps_max")
+    if eps_min > eps_max:
+        raise ValueError(f"eps_min={eps_min!r} must not exceed eps_max={eps_max!r}")
+    return counts, nr, lc, eps_min, eps_max
+
+
+def _check_level_count(lc: int, d: int, nr: float, n_ns: int) -> None:
+    """Raise when the ``d - n_ns`` sensitive items cannot fill ``lc`` levels."""
+    n_s = d - n_ns
+    if lc > n_s:
+        raise ValueError(
+            f"lc={lc} exceeds the number of sensitive items |D_S|={n_s} "
+            f"(|D|={d} and nr={nr!r} make |D_N|={n_ns}); lower nr or lc"
+        )
+
+
+def _rank_levels(order: np.ndarray, n_ns: int, lc: int, d: int) -> np.ndarray:
+    """Levels of the items ranked by ``order``: ``-1`` for the first ``n_ns``, then ``lc`` contiguous groups.
+
+    The group with the largest counts gets level ``lc - 1`` (``eps_max``).
+    """
+    levels = np.full(d, -1, dtype=np.int64)
+    groups = np.array_split(order[n_ns:], lc)  # groups[0] holds the largest counts
+    for g, members in enumerate(groups):
+        levels[members] = lc - 1 - g
+    return levels
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from ._validation import (
     check_positive_real,
     real_array,
 )
-from .accountant import Guarantee, ldp_epsilon
+from .accountant import Guarantee
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel
 from .reports import ItemReports, array_digest, check_source
@@ -52,7 +52,7 @@ __all__ = ["ChannelOracle"]
 MAX_CHANNEL_CELLS = 1 << 24
 
 
-class ChannelOracle(FrequencyOracle):
+class ChannelOracle(FrequencyOracle[ItemReports]):
     """Frequency oracle for a mechanism given by its explicit channel matrix.
 
     Reports are output indices ``0..k-1`` (int64).  Estimation, exact covariance,
@@ -66,18 +66,20 @@ class ChannelOracle(FrequencyOracle):
         :class:`~ldpkit.channels.Channel` (converted with ``to_explicit()``), or a
         row-stochastic ``(d, k)`` matrix; ``d >= 2`` inputs and rank ``d``.
     epsilon
-        Declared standard LDP budget; default the channel's tight epsilon, computed exactly
-        by :func:`ldpkit.accountant.ldp_epsilon` (``inf`` if unbounded).
+        The standard-LDP budget the mechanism declares (``None``, the default, or ``inf`` declares
+        none);
+        :func:`ldpkit.accountant.verify` checks it against the channel, whose tight value
+        :func:`ldpkit.accountant.ldp_epsilon` computes.
     guarantees
         Declared guarantees; default standard LDP at ``epsilon`` when finite.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from ldpkit import ChannelOracle
-    >>> coin = ChannelOracle([[0.75, 0.25], [0.25, 0.75]])   # randomised response, eps = log 3
-    >>> round(coin.epsilon, 6)
-    1.098612
+    >>> from ldpkit import ChannelOracle, accountant
+    >>> coin = ChannelOracle([[0.75, 0.25], [0.25, 0.75]], epsilon=1.1)   # randomised response
+    >>> coin.epsilon, round(accountant.ldp_epsilon(coin), 6)             # declared; tight log 3
+    (1.1, 1.098612)
     >>> coin.variance([60, 40]).round(3)          # exact Var[c_hat] = A diag(mu) A^T - diag(c)
     array([75., 75.])
     >>> est = coin.estimate(coin.perturb(np.repeat([0, 1], [60, 40]), rng=7))
@@ -106,7 +108,7 @@ class ChannelOracle(FrequencyOracle):
             if bad:
                 raise ArgumentTypeError(f"guarantees must be Guarantee records, got {bad[0]!r}")
         declared_inf = isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and epsilon == math.inf
-        eps = None if epsilon is None else (math.inf if declared_inf else check_positive_real(epsilon, "epsilon"))
+        eps = math.inf if epsilon is None or declared_inf else check_positive_real(epsilon, "epsilon")
         Q = ch.matrix
         rank = int(np.linalg.matrix_rank(Q))
         if rank < d:
@@ -123,18 +125,15 @@ class ChannelOracle(FrequencyOracle):
         # cumulative sum can never hand a draw to a trailing zero-probability column
         last = k - 1 - np.argmax(Q[:, ::-1] > 0, axis=1)
         self._cdf[np.arange(k)[None, :] >= last[:, None]] = 1.0
-        self._epsilon = ldp_epsilon(ch) if eps is None else eps
+        self.epsilon = eps
         self._guarantees = guarantees
 
     # ------------------------------------------------------------------ accounting
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
     def channel(self) -> ExplicitChannel:
         return self._channel
 
     def guarantees(self) -> list[Guarantee]:
+        """The guarantees given to the constructor, else standard LDP at the stated ``epsilon`` (if any)."""
         if self._guarantees is not None:
             return list(self._guarantees)
         return super().guarantees()
@@ -145,7 +144,7 @@ class ChannelOracle(FrequencyOracle):
         return self._channel.matrix
 
     # ------------------------------------------------------------------ sampling
-    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> ItemReports:
         """One output index per user, drawn from row ``Q[x]`` by exact inverse CDF (int64)."""
         items = check_items(items, self.d)
         gen = as_generator(rng)
@@ -166,16 +165,16 @@ class ChannelOracle(FrequencyOracle):
         """``d``, ``k`` and a fingerprint of the channel matrix."""
         return {"d": self.d, "k": self.n_outputs, "matrix": array_digest(self.matrix)}
 
-    def aggregate(self, reports: Any) -> np.ndarray:
+    def aggregate(self, reports: ArrayLike) -> np.ndarray:
         """Output counts ``Y`` (length ``k``)."""
         check_source(reports, self.provenance)
-        reports = check_items(reports, self.n_outputs, "reports")
-        return np.bincount(reports, minlength=self.n_outputs)
+        outputs = check_items(reports, self.n_outputs, "reports")
+        return np.bincount(outputs, minlength=self.n_outputs)
 
-    def n_reports(self, reports: Any) -> int:
+    def n_reports(self, reports: ArrayLike) -> int:
         return int(np.asarray(reports).size)
 
-    def output_index(self, reports: Any) -> np.ndarray:
+    def output_index(self, reports: ArrayLike) -> np.ndarray:
         """Reports already are output indices."""
         return check_items(reports, self.n_outputs, "reports")
 

@@ -6,18 +6,18 @@ A *channel* describes ``P(y | x)`` for every input item ``x`` and output ``y``. 
   (GRR, uRR, hashed mechanisms restricted to a finite set of seeds, small unary encodings).
 * :class:`UnaryChannel` -- the structured form of a unary encoding: output bit ``i`` is 1
   with probability ``a[i]`` when the input is ``i`` and ``b[i]`` otherwise, independently
-  across bits.  Its pairwise privacy loss has a closed form (Foundations chapter,
-  :prf:ref:`thm-ue-pairwise`) that agrees with enumeration of all ``2**d`` outputs.
+  across bits.* :class:`HadamardChannel` -- the structured form of the Hadamard mechanisms (HR, FHR).
 
-Both expose :meth:`~Channel.pairwise_log_ratio`, the matrix ``L[x, x'] = max_y log P(y|x)/P(y|x')``
-on which the whole accountant (:mod:`ldpkit.accountant`) is built.
+A channel holds the law of a mechanism and nothing else: every privacy quantity of a channel
+(its tightest epsilon, the pairwise loss matrix, every notion of the companion papers) is
+computed by the accountant (:mod:`ldpkit.accountant`), which uses closed forms for the
+structured kinds and exact enumeration of :meth:`~Channel.to_explicit` otherwise.
 """
 
 from __future__ import annotations
 
 import abc
 import itertools
-import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -28,6 +28,7 @@ from ._validation import (
     MAX_USERS,
     ArgumentTypeError,
     check_positive_int,
+    check_distribution,
     check_positive_real,
     check_probabilities,
     check_probability,
@@ -55,7 +56,7 @@ class Channel(abc.ABC):
     needs to account for it exactly by enumeration on small domains.  A subclass with
     structure (like :class:`UnaryChannel`) can also register closed forms per privacy notion
     with :func:`ldpkit.accountant.register_closed_form`, so that large domains are accounted
-    for without enumeration.  :attr:`kind` names the representation in error messages and
+    for without enumeration.  Channels compute no privacy themselves.  :attr:`kind` names the representation in error messages and
     in the accountant's registry.
 
     Examples
@@ -68,7 +69,8 @@ class Channel(abc.ABC):
     ...     n_outputs = 2
     ...     def to_explicit(self):
     ...         return ExplicitChannel(np.array([[0.75, 0.25], [0.25, 0.75]]))
-    >>> round(Coin().ldp_epsilon(), 6)  # log 3
+    >>> from ldpkit.accountant import ldp_epsilon
+    >>> round(ldp_epsilon(Coin()), 6)  # log 3, by enumeration of to_explicit()
     1.098612
     """
 
@@ -89,18 +91,6 @@ class Channel(abc.ABC):
     def to_explicit(self) -> "ExplicitChannel":
         """The same channel as an explicit matrix (only feasible for small output spaces)."""
 
-    def pairwise_log_ratio(self) -> np.ndarray:
-        """``(d, d)`` matrix of ``max_y log P(y|x) / P(y|x')``; ``inf`` where unbounded.
-
-        The default enumerates the outputs through :meth:`to_explicit`.
-        """
-        return self.to_explicit().pairwise_log_ratio()
-
-    def ldp_epsilon(self) -> float:
-        """The tight standard LDP epsilon: the largest pairwise log-ratio."""
-        return float(np.max(self.pairwise_log_ratio()))
-
-
 @dataclass(frozen=True)
 class ExplicitChannel(Channel):
     """A channel given as a matrix ``P[x, y] = P(output y | input x)``.
@@ -119,8 +109,6 @@ class ExplicitChannel(Channel):
     >>> rr = ExplicitChannel(np.array([[0.75, 0.25], [0.25, 0.75]]))   # randomised response
     >>> rr.n_inputs, rr.n_outputs
     (2, 2)
-    >>> round(rr.ldp_epsilon(), 6)                                    # log 3
-    1.098612
     >>> rr.output_distribution([0.5, 0.5]).tolist()
     [0.5, 0.5]
     """
@@ -150,27 +138,11 @@ class ExplicitChannel(Channel):
     def n_outputs(self) -> int:
         return int(self.matrix.shape[1])
 
-    def pairwise_log_ratio(self) -> np.ndarray:
-        """Exact ``max_y log P(y|x)/P(y|x')`` by enumeration of every output.
-
-        Outputs impossible under ``x`` are ignored for the pair ``(x, x')``; an output
-        possible under ``x`` but impossible under ``x'`` makes the entry ``inf``.
-        """
-        m = self.matrix
-        with np.errstate(divide="ignore"):
-            logm = np.log(m)
-        d = m.shape[0]
-        out = np.empty((d, d))
-        for x in range(d):
-            support = m[x] > 0
-            diff = logm[x, support][None, :] - logm[:, support]
-            out[x] = diff.max(axis=1)
-        np.fill_diagonal(out, 0.0)
-        return out
-
     def output_distribution(self, prior: np.ndarray) -> np.ndarray:
-        """``P(y) = sum_x prior[x] P(y|x)``."""
-        return np.asarray(prior, dtype=float) @ self.matrix
+        """``P(y) = sum_x prior[x] P(y|x)`` for a probability vector ``prior`` over the inputs."""
+        p = check_distribution(prior, self.n_inputs, "prior")
+        out: np.ndarray = p @ self.matrix
+        return out
 
     def to_explicit(self) -> "ExplicitChannel":
         return self
@@ -191,10 +163,8 @@ class UnaryChannel(Channel):
     >>> ch = UnaryChannel(np.full(3, 0.5), np.full(3, 0.25))
     >>> ch.n_outputs                                   # 2**3 bit vectors
     8
-    >>> round(ch.ldp_epsilon(), 6)                     # closed form: log 2 + log 1.5 = log 3
-    1.098612
-    >>> bool(np.isclose(ch.ldp_epsilon(), ch.to_explicit().ldp_epsilon()))   # = enumeration
-    True
+    >>> ch.to_explicit().matrix.shape
+    (3, 8)
     """
 
     a: np.ndarray
@@ -218,41 +188,6 @@ class UnaryChannel(Channel):
     def n_outputs(self) -> int:
         """The number ``2**d`` of bit vectors (a Python int, never enumerated unless asked)."""
         return 1 << int(self.a.size)
-
-    def separable_log_ratio(self) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(u, v)`` with ``L[x, x'] = u[x] + v[x']`` for ``x != x'``.
-
-        Only bits ``x`` and ``x'`` have different laws under the two inputs, so the
-        worst output maximises each of those bits separately:
-        ``u[x] = log max(a_x/b_x, (1-a_x)/(1-b_x))`` and
-        ``v[x'] = log max(b_x'/a_x', (1-b_x')/(1-a_x'))``.
-        """
-        a, b = self.a, self.b
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.maximum(_safe_log_ratio(a, b), _safe_log_ratio(1 - a, 1 - b))
-            v = np.maximum(_safe_log_ratio(b, a), _safe_log_ratio(1 - b, 1 - a))
-        return u, v
-
-    def pairwise_log_ratio(self) -> np.ndarray:
-        u, v = self.separable_log_ratio()
-        out = u[:, None] + v[None, :]
-        np.fill_diagonal(out, 0.0)
-        return out
-
-    def ldp_epsilon(self) -> float:
-        """Closed form of the largest pairwise log-ratio without forming the ``d x d`` matrix."""
-        u, v = self.separable_log_ratio()
-        if u.size < 2:
-            return 0.0
-        # max over x != x' of u[x] + v[x']: best x with best x' != x.
-        order_u = np.argsort(-u, kind="stable")[:2]
-        order_v = np.argsort(-v, kind="stable")[:2]
-        best = -np.inf
-        for i in order_u:
-            for j in order_v:
-                if i != j:
-                    best = max(best, float(u[i] + v[j]))
-        return best
 
     def to_explicit(self, max_bits: int = 16) -> ExplicitChannel:
         """Enumerate all ``2**d`` outputs (only for ``d <= max_bits``)."""
@@ -311,11 +246,11 @@ class HadamardChannel(Channel):
     >>> from ldpkit.channels import HadamardChannel
     >>> p = math.e / (1 + math.e)
     >>> hr = HadamardChannel(3, 4, p, 1 - p)
-    >>> hr.n_outputs, round(hr.ldp_epsilon(), 6)             # log(p / q) = eps = 1
-    (4, 1.0)
+    >>> hr.n_outputs
+    4
     >>> fhr = HadamardChannel(3, 4, p, 1 - p, paired=True)
-    >>> fhr.kind, fhr.n_outputs, fhr.ldp_epsilon()           # outputs impossible under some input
-    ('hadamard', 12, inf)
+    >>> fhr.kind, fhr.n_outputs
+    ('hadamard', 12)
     >>> fhr.to_explicit().matrix.sum(axis=1).round(12).tolist()
     [1.0, 1.0, 1.0]
     """
@@ -354,14 +289,6 @@ class HadamardChannel(Channel):
         """``K`` positions (HR) or ``K (K - 1)`` ordered pairs of distinct positions (FHR)."""
         return self.K * (self.K - 1) if self.paired else self.K
 
-    def log_ratio(self) -> float:
-        """``|log p - log q|`` (``inf`` when exactly one of them is 0): the ratio of the two kinds of output."""
-        if self.p == self.q:
-            return 0.0
-        if min(self.p, self.q) == 0.0:
-            return math.inf
-        return abs(math.log(self.p) - math.log(self.q))
-
     def column_sums(self) -> np.ndarray:
         """``sum_{r=1..d} H_K[r, w]`` for every column ``w``: one Walsh-Hadamard transform, ``O(K log K)``.
 
@@ -375,24 +302,6 @@ class HadamardChannel(Channel):
             out = np.stack((blocks[:, 0] + blocks[:, 1], blocks[:, 0] - blocks[:, 1]), axis=1).reshape(-1)
             h *= 2
         return out
-
-    def pairwise_log_ratio(self) -> np.ndarray:
-        """Closed form: every pair of distinct inputs has the same loss.
-
-        HR: any two rows ``x + 1 != x' + 1`` differ at ``K/4`` positions in each direction, so
-        the loss is :meth:`log_ratio`.  FHR: some output of ``x`` has ``a, z`` on the same side
-        of row ``x' + 1`` (impossible under ``x'``), so the loss is ``inf``.
-        """
-        value = math.inf if self.paired else self.log_ratio()
-        out = np.full((self.d, self.d), value)
-        np.fill_diagonal(out, 0.0)
-        return out
-
-    def ldp_epsilon(self) -> float:
-        """The tight LDP epsilon without forming the ``d x d`` matrix."""
-        if self.d < 2:
-            return 0.0
-        return math.inf if self.paired else self.log_ratio()
 
     def to_explicit(self, max_cells: int = MAX_HADAMARD_EXPLICIT_CELLS) -> ExplicitChannel:
         """The ``d x n_outputs`` matrix (only for ``d * n_outputs <= max_cells``)."""
@@ -415,19 +324,6 @@ class HadamardChannel(Channel):
         sa, sz = sign[:, a], sign[:, z]
         mat = np.where((sa > 0) & (sz < 0), self.p * scale, np.where((sa < 0) & (sz > 0), low, 0.0))
         return ExplicitChannel(mat, output_labels=tuple(zip(a.tolist(), z.tolist())))
-
-
-def _safe_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """``log(num/den)`` with the conventions 0/anything -> -inf, positive/0 -> +inf."""
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    out = np.full(num.shape, -np.inf)
-    pos = num > 0
-    zero_den = pos & (den <= 0)
-    out[zero_den] = np.inf
-    ok = pos & (den > 0)
-    out[ok] = np.log(num[ok]) - np.log(den[ok])
-    return out
 
 
 # ---------------------------------------------------------------------------- channel algebra

@@ -37,14 +37,14 @@ class GRR(ItemReportOracle):
 
     Examples
     --------
-    >>> from ldpkit import GRR
+    >>> from ldpkit import GRR, accountant
     >>> grr = GRR(4, epsilon=1.0)
     >>> round(grr.p, 4), round(grr.q, 4)              # e^eps / (e^eps + 3), 1 / (e^eps + 3)
     (0.4754, 0.1749)
     >>> reports = grr.perturb([0, 1, 2, 3], rng=0)    # one reported item per user
     >>> reports.shape, str(reports.dtype)
     ((4,), 'int64')
-    >>> round(grr.channel().ldp_epsilon(), 6)
+    >>> round(accountant.ldp_epsilon(grr.channel()), 6)
     1.0
     """
 
@@ -52,17 +52,13 @@ class GRR(ItemReportOracle):
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
         super().__init__(d)
-        self._epsilon = eps
+        self.epsilon = eps
         # e^eps / (e^eps + d - 1) written with e^-eps, which never overflows
         tail = math.exp(-eps)
         self.p = 1.0 / (1.0 + (d - 1) * tail)
         self.q = tail * self.p
         self.p_support = np.full(d, self.p)
         self.q_support = np.full(d, self.q)
-
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
 
     def channel(self) -> ExplicitChannel:
         """The ``d x d`` matrix with ``p`` on the diagonal and ``q`` elsewhere."""
@@ -72,8 +68,8 @@ class GRR(ItemReportOracle):
         np.fill_diagonal(m, self.p)
         return ExplicitChannel(m)
 
-    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
-        """Return one reported item per user (int64 array)."""
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> ItemReports:
+        """Return one reported item per user (int64 :class:`~ldpkit.reports.ItemReports`)."""
         items = check_items(items, self.d)
         gen = as_generator(rng)
         keep = gen.random(items.size) < self.p

@@ -113,6 +113,7 @@ from ._validation import (
     check_counts,
     check_domain_size,
     check_epsilon,
+    check_int64_signed_sums,
     check_items,
     check_positive_int,
     describe,
@@ -183,7 +184,8 @@ def fwht(values: ArrayLike) -> np.ndarray:
     """Fast Walsh-Hadamard transform ``H_K v`` along the last axis, in ``O(K log K)``.
 
     ``K`` (the last dimension) must be a power of two.  Integer input stays integer (exact up
-    to ``2**63``); other input is computed in float64.  Leading axes are transformed
+    while every row's sum of absolute values stays below ``2**63``, which is checked); other
+    input is computed in float64.  Leading axes are transformed
     independently.
 
     Examples
@@ -200,6 +202,8 @@ def fwht(values: ArrayLike) -> np.ndarray:
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ArgumentTypeError(f"values must be an integer or real array, got dtype {arr.dtype}")
     k = _check_power_of_two(arr.shape[-1], "the length of values")
+    if np.issubdtype(arr.dtype, np.integer):  # every output is a signed sum of a row: exact while those fit
+        arr = check_int64_signed_sums(arr, "values")
     out = arr.astype(np.int64 if np.issubdtype(arr.dtype, np.integer) else np.float64, copy=True)
     lead = out.shape[:-1]
     h = 1
@@ -309,7 +313,7 @@ def _check_hadamard_d(d: Any) -> int:
 
 
 # ---------------------------------------------------------------------------- HR
-class HR(SupportOracle):
+class HR(SupportOracle[ItemReports]):
     """Hadamard Response (Acharya, Sun and Zhang 2019), the basic version with ``K`` outputs.
 
     Item ``x`` is row ``x + 1`` of ``H_K`` (``K = hadamard_order(d)``); the user reports one
@@ -344,7 +348,7 @@ class HR(SupportOracle):
         d = _check_hadamard_d(d)
         eps = check_epsilon(epsilon)
         super().__init__(d)
-        self._epsilon = eps
+        self.epsilon = eps
         tail = math.exp(-eps)
         #: probability of reporting a position of the item's ``+1`` side
         self.p = 1.0 / (1.0 + tail)
@@ -355,10 +359,6 @@ class HR(SupportOracle):
         self.p_support = np.full(d, self.p)
         self.q_support = np.full(d, 0.5)
         self._rows, self._low = _rows_lowbit(d)
-
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
 
     def channel(self) -> HadamardChannel:
         """``P(y | x) = 2p/K`` on the ``+1`` positions of row ``x + 1``, ``2q/K`` on its ``-1`` positions."""
@@ -372,20 +372,20 @@ class HR(SupportOracle):
         side = (gen.random(items.size) >= self.p).astype(np.int64)  # 1: the -1 side
         return ItemReports(_on_side(self._rows[items], self._low[items], pos, side), self.provenance)
 
-    def _positions(self, reports: Any) -> np.ndarray:
+    def _positions(self, reports: ArrayLike) -> np.ndarray:
         check_source(reports, self.provenance)
         return check_items(reports, self.K, "reports")
 
-    def aggregate(self, reports: Any) -> np.ndarray:
+    def aggregate(self, reports: ArrayLike) -> np.ndarray:
         """Support counts ``C_i = #{u : y_u in P(i)} = (n + (H_K h)[i + 1]) / 2`` from the histogram ``h``."""
         pos = self._positions(reports)
         spectrum = fwht(np.bincount(pos, minlength=self.K))
         return (pos.size + spectrum[1 : self.d + 1]) // 2
 
-    def n_reports(self, reports: Any) -> int:
+    def n_reports(self, reports: ArrayLike) -> int:
         return int(np.asarray(reports).size)
 
-    def output_index(self, reports: Any) -> np.ndarray:
+    def output_index(self, reports: ArrayLike) -> np.ndarray:
         """Reports are positions, the channel's outputs in index order."""
         return self._positions(reports)
 
@@ -441,7 +441,7 @@ class PairReports:
         return int(np.asarray(self.plus).shape[0])
 
 
-class FHR(FrequencyOracle):
+class FHR(FrequencyOracle[PairReports]):
     """Flexible Hadamard Response (Zhao et al. 2022), as reconstructed in the module docstring.
 
     Item ``x`` is row ``x + 1`` of ``H_K``; the user samples ``j`` uniform on the row's ``+1``
@@ -456,8 +456,8 @@ class FHR(FrequencyOracle):
 
     Privacy: ``(1/2, eps)``-FLDP under the pairwise reading of
     :func:`~ldpkit.accountant.fldp_parameters` (FLDP chapter, :prf:ref:`def-fldp` and
-    :prf:ref:`thm-fhr-fldp`); no finite standard LDP epsilon, so :attr:`epsilon` is ``inf`` and the
-    budget is :attr:`fldp_epsilon`.  The budget randomises only the order of the reported pair;
+    :prf:ref:`thm-fhr-fldp`); no finite standard LDP epsilon, so ``epsilon`` is ``inf`` and the
+    budget is :attr:`fldp_epsilon`, named after its notion in the constructor too.  The budget randomises only the order of the reported pair;
     the unordered pair is sent in the clear, so every count stays estimable with per-user
     variance at most 1 however small the budget (:meth:`best_linear_estimate`; FLDP chapter,
     :ref:`sec-fldp-protects`).
@@ -466,13 +466,13 @@ class FHR(FrequencyOracle):
     ----------
     d
         Domain size (``2 <= d <= MAX_HADAMARD_D``).
-    epsilon
+    fldp_epsilon
         The FLDP budget (the randomised-response budget on the pair), finite and positive.
 
     Examples
     --------
     >>> from ldpkit import FHR, accountant
-    >>> fhr = FHR(6, 1.0)
+    >>> fhr = FHR(6, fldp_epsilon=1.0)
     >>> fhr.K, fhr.alpha, fhr.epsilon, fhr.guarantees()
     (8, 0.5, inf, [Guarantee('fldp', alpha=0.5, epsilon=1.0)])
     >>> params = accountant.fldp_parameters(fhr)              # closed form, no enumeration
@@ -485,11 +485,12 @@ class FHR(FrequencyOracle):
     #: the fraction of shared outputs of every pair of items (Theorem 2 of the paper; recomputed)
     alpha = 0.5
 
-    def __init__(self, d: int, epsilon: float) -> None:
+    def __init__(self, d: int, fldp_epsilon: float) -> None:
         d = _check_hadamard_d(d)
-        eps = check_epsilon(epsilon)
+        eps = check_epsilon(fldp_epsilon, "fldp_epsilon")
         super().__init__(d)
-        self._epsilon = eps
+        #: the FLDP budget, the ratio bound ``e^eps`` on the outputs two items share
+        self.fldp_epsilon = eps
         tail = math.exp(-eps)
         #: probability that the sampled pair is kept (not reversed)
         self.p = 1.0 / (1.0 + tail)
@@ -501,26 +502,16 @@ class FHR(FrequencyOracle):
         self.K = hadamard_order(d)
         self._rows, self._low = _rows_lowbit(d)
 
-    @property
-    def epsilon(self) -> float:
-        """The standard-LDP epsilon, ``inf`` (some output of each item is impossible under another)."""
-        return math.inf
-
-    @property
-    def fldp_epsilon(self) -> float:
-        """The FLDP budget, the ratio bound ``e^eps`` on the outputs two items share."""
-        return self._epsilon
-
     def __repr__(self) -> str:
-        return f"FHR(d={self.d}, fldp_epsilon={self._epsilon:.6g})"
+        return f"FHR(d={self.d}, fldp_epsilon={self.fldp_epsilon:.6g})"
 
     def report_parameters(self) -> dict[str, Any]:
         """``d``, the FLDP budget and ``K``."""
-        return {"d": self.d, "epsilon": self._epsilon, "K": self.K}
+        return {"d": self.d, "epsilon": self.fldp_epsilon, "K": self.K}
 
     def guarantees(self) -> list[Guarantee]:
         """``(1/2, eps)``-FLDP (pairwise reading; FLDP chapter, :prf:ref:`thm-fhr-fldp`)."""
-        return [Guarantee("fldp", alpha=self.alpha, epsilon=self._epsilon)]
+        return [Guarantee("fldp", alpha=self.alpha, epsilon=self.fldp_epsilon)]
 
     def channel(self) -> HadamardChannel:
         """``P((a, z) | x) = 4p/K^2`` if ``a`` is on the ``+1`` and ``z`` on the ``-1`` side of row ``x + 1``,
@@ -593,7 +584,7 @@ class FHR(FrequencyOracle):
         """``c_i / sinh^2(eps/2) + (n - c_i) / (2 tanh^2(eps/2))`` (module docstring)."""
         c = check_counts(counts, self.d).astype(float)
         n = c.sum()
-        half = self._epsilon / 2
+        half = self.fldp_epsilon / 2
         return c / math.sinh(half) ** 2 + (n - c) / (2.0 * self.lam**2)
 
     # ------------------------------------------------------------------ other estimators

@@ -42,6 +42,7 @@ from ._validation import (
     check_distribution,
     check_items,
     check_positive_int,
+    check_real,
     describe,
     real_array,
 )
@@ -136,9 +137,7 @@ def mle_keep_or_resample(output_counts: ArrayLike, keep: float, pi: ArrayLike) -
     """
     m = check_counts(output_counts, name="output_counts")
     pi_arr = check_distribution(pi, m.size, "pi")
-    keep = float(keep)
-    if not 0.0 < keep <= 1.0:
-        raise ValueError(f"keep must lie in (0, 1], got {keep!r}")
+    keep = check_real(keep, "keep", 0.0, 1.0, low_open=True)
     # the item-report form: p_y = keep + (1 - keep) pi_y, q_y = (1 - keep) pi_y, so that
     # c_y = q_y / (p_y - q_y) = (1 - keep) pi_y / keep
     q = (1.0 - keep) * pi_arr
@@ -182,6 +181,8 @@ class IPRR(ItemReportOracle):
         super().__init__(int(eps.size))
         self.budgets = eps
         self.sensitive: np.ndarray = par["sensitive"]
+        #: the standard-LDP budget declared, ``max E`` when every item is sensitive (else none)
+        self.epsilon = float(eps.max()) if bool(np.all(self.sensitive)) else math.inf
         self.sensitive_items = np.flatnonzero(self.sensitive)
         self.r: np.ndarray = par["r"]
         self.S: float = par["S"]
@@ -194,13 +195,6 @@ class IPRR(ItemReportOracle):
         self.pi = self.r / total_r
 
     # ------------------------------------------------------------------ accounting
-    @property
-    def epsilon(self) -> float:
-        """The standard-LDP epsilon, ``max E`` when every item is sensitive, else ``inf``."""
-        if not np.all(self.sensitive):
-            return math.inf
-        return float(self.budgets.max())
-
     def guarantees(self) -> list[Guarantee]:
         """``(D_S, E)``-IPLDP (Theorems 1-2 of the paper); also ``max E``-LDP when ``D_N`` is empty."""
         out = [Guarantee("ipldp", budgets=self.budgets[self.sensitive].copy(), sensitive=self.sensitive_items.copy())]

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import ArgumentTypeError, check_distribution, check_positive_real, describe, real_array
+from ._validation import ArgumentTypeError, check_distribution, check_positive_real, check_real, describe, real_array
 
 __all__ = [
     "top_k_items",
@@ -440,7 +440,8 @@ def kl_divergence(p: ArrayLike, q: ArrayLike, *, smoothing: float | None = None)
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"q[{i}] = 0 while p[{i}] = {pv[i].item()!r} > 0: KL divergence is infinite (pass smoothing)")
-    return float(np.sum(pv[support] * (np.log(pv[support]) - np.log(qv[support]))))
+    # non-negative by Gibbs' inequality; equal vectors can round to -1e-17
+    return max(0.0, float(np.sum(pv[support] * (np.log(pv[support]) - np.log(qv[support])))))
 
 
 def topk_kl_divergence(true: ArrayLike, est: ArrayLike, k: int, *, smoothing: float | None = None) -> float:
@@ -480,14 +481,7 @@ def root_average_mse(total_mse: float, n: int) -> float:
     al. (``jiang2018lip``) Sec. V (first paragraph) and the y-axes of Figs. 5-8 (Fig. 7
     caption).  Estimation chapter, :prf:ref:`def-metric-lip`.
     """
-    if isinstance(total_mse, bool) or not isinstance(total_mse, numbers.Real):
-        raise ArgumentTypeError(f"total_mse must be a finite non-negative real number, got {describe(total_mse)}")
-    try:
-        e = float(total_mse)
-    except OverflowError:
-        e = math.inf
-    if not math.isfinite(e) or e < 0:
-        raise ValueError(f"total_mse must be a finite non-negative real number, got {describe(total_mse)}")
+    e = check_real(total_mse, "total_mse", 0.0)
     users = check_positive_real(n, "n")
     ratio = e / users
     if math.isfinite(ratio) and (ratio > 0 or e == 0):

@@ -57,6 +57,7 @@ from ._validation import (
     ArgumentTypeError,
     check_domain_size,
     check_epsilon,
+    check_integer_array,
     check_items,
     check_positive_int,
     describe,
@@ -151,20 +152,7 @@ def _as_seeds(seeds: ArrayLike, name: str = "seeds") -> np.ndarray:
         raise ValueError(f"{name} must be a non-empty 1-d array of 64-bit seeds, got shape {arr.shape}")
     if arr.dtype == np.uint64:
         return arr
-    if arr.dtype == object:
-        try:
-            vals = [int(v) for v in arr]
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold integers in [0, 2**64), got {arr[0]!r}") from None
-        bad = [v for v in vals if not 0 <= v < 2**64]
-        if bad:
-            raise ValueError(f"{name} must hold integers in [0, 2**64), got {bad[0]!r}")
-        return np.array(vals, dtype=np.uint64)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"{name} must hold integers in [0, 2**64), got dtype {arr.dtype}")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must hold integers in [0, 2**64), got {arr[arr < 0][0]!r}")
-    return arr.astype(np.uint64)
+    return check_integer_array(arr, name, 0, 2**64, what="64-bit seeds", dtype=np.uint64)
 
 
 def seed_parameters(seeds: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -223,7 +211,7 @@ def bucket_bounds(values: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-class OLH(SupportOracle):
+class OLH(SupportOracle[HashedReports]):
     """Optimised local hashing over ``d`` items with hash range ``g``.
 
     Each user draws a 64-bit seed, hashes the item to ``h_s(x)`` in ``[0, g)`` and reports
@@ -274,7 +262,7 @@ class OLH(SupportOracle):
             if g_val > MAX_G:
                 raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
         super().__init__(d)
-        self._epsilon = eps
+        self.epsilon = eps
         self.g = g_val
         tail = math.exp(-eps)
         #: keep probability of the GRR over the buckets (``q_prime``: probability of each other bucket)
@@ -284,16 +272,12 @@ class OLH(SupportOracle):
         self.q_support = np.full(d, 1.0 / g_val)
         self._keys = item_keys(np.arange(d))
 
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
     def __repr__(self) -> str:
-        return f"OLH(d={self.d}, epsilon={self._epsilon:.6g}, g={self.g})"
+        return f"OLH(d={self.d}, epsilon={self.epsilon:.6g}, g={self.g})"
 
     def report_parameters(self) -> dict[str, Any]:
         """``d``, ``epsilon``, ``g`` and the hash family."""
-        return {"d": self.d, "epsilon": self._epsilon, "g": self.g, "hash": HASH_FAMILY}
+        return {"d": self.d, "epsilon": self.epsilon, "g": self.g, "hash": HASH_FAMILY}
 
     # ------------------------------------------------------------------ accounting
     @staticmethod

@@ -17,181 +17,34 @@ likely).  The sampled item is therefore drawn from one uniform position ``r`` in
 Empty sets.  An empty set is allowed: the user is padded with ``ell`` dummies and reports a
 uniform dummy.  It counts as a user (it enters ``n`` in the inner estimator) but never
 supports a real item, which is the right behaviour for users who hold nothing.
+
+Every item-set argument is validated by :func:`ldpkit.sets.as_itemsets`: users' item sets in any
+form of :class:`~ldpkit.sets.ItemSetsLike`, stored as :class:`~ldpkit.sets.ItemSets`.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import numbers
-from collections.abc import Callable, Sequence, Set
-from dataclasses import dataclass
-from typing import Any, Optional, Union
+from collections.abc import Callable
+from typing import Any, Generic, Optional
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import MAX_USERS, ArgumentTypeError, check_domain_size, check_positive_int, describe
 from .accountant import Guarantee
-from .base import FrequencyOracle, SupportOracle, pure_variance
+from .base import ComparedByConfiguration, FrequencyOracle, ReportT, SupportOracle, pure_variance
 from .channels import ExplicitChannel, UnaryChannel
 from .reports import Provenance, check_source, source_of, with_source
+from .sets import ItemSets, ItemSetsLike, all_itemsets, as_itemsets
 
-__all__ = ["ItemSets", "ItemSetsLike", "PaddingSampling", "all_itemsets", "as_itemsets"]
-
-#: largest real domain for which :meth:`PaddingSampling.channel` enumerates all item sets
-MAX_ENUMERATED_D = 10
+__all__ = ["PaddingSampling"]
 
 #: largest padded domain for which a non-pure inner oracle's variance is linearised
 MAX_GENERIC_VARIANCE_D = 4096
 
 
-@dataclass(frozen=True, eq=False)
-class ItemSets:
-    """Users' item sets in compressed (CSR) form.
-
-    User ``u`` holds ``indices[offsets[u]:offsets[u+1]]`` (distinct items of ``range(d)``).
-    Build it with :func:`as_itemsets`, which validates; for many users, constructing
-    ``ItemSets(indices, offsets, d)`` directly from int64 arrays skips the per-user
-    conversion of Python lists (validation stays vectorised).
-
-    Attributes
-    ----------
-    indices
-        int64 array: the items of every user, one user after the other.
-    offsets
-        int64 array of length ``n + 1``: user ``u``'s items are ``indices[offsets[u]:offsets[u+1]]``.
-    d
-        Number of items of the domain.
-
-    Examples
-    --------
-    >>> from ldpkit.padding import as_itemsets
-    >>> sets = as_itemsets([[0, 2], [1], [], [0, 1, 3]], d=4)
-    >>> len(sets), sets.sizes.tolist(), sets.true_counts().tolist()
-    (4, [2, 1, 0, 3], [2, 2, 1, 1])
-    >>> sets.indices.tolist(), sets.offsets.tolist()
-    ([0, 2, 1, 0, 1, 3], [0, 2, 3, 3, 6])
-    """
-
-    indices: np.ndarray
-    offsets: np.ndarray
-    d: int
-
-    def __len__(self) -> int:
-        return int(self.offsets.size - 1)
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """``|v_u|`` for every user."""
-        return np.diff(self.offsets)
-
-    @property
-    def users(self) -> np.ndarray:
-        """Owner of each entry of :attr:`indices`."""
-        return np.repeat(np.arange(len(self)), self.sizes)
-
-    def true_counts(self) -> np.ndarray:
-        """Number of users holding each item (length ``d``)."""
-        return np.bincount(self.indices, minlength=self.d)
-
-    def to_lists(self) -> list[list[int]]:
-        """Back to a list of Python lists (for small inputs and tests)."""
-        return [self.indices[a:b].tolist() for a, b in zip(self.offsets[:-1], self.offsets[1:])]
-
-
-#: users' item sets as every item-set function accepts them (an :class:`ItemSets`, one entry per
-#: user as a list, 1-d array or Python set of distinct items, or a 2-d array with one row per user)
-ItemSetsLike = Union[ItemSets, Sequence[Union[ArrayLike, Set[int]]], np.ndarray]
-
-
-def _validate_csr(indices: np.ndarray, offsets: np.ndarray, d: int) -> None:
-    n = offsets.size - 1
-    if n < 1:
-        raise ValueError("itemsets is empty: at least one user is needed")
-    if offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] != indices.size:
-        raise ValueError(f"itemsets offsets must start at 0, not decrease and end at {indices.size}")
-    if indices.size:
-        lo, hi = int(indices.min()), int(indices.max())
-        if lo < 0 or hi >= d:
-            bad = lo if lo < 0 else hi
-            user = int(np.searchsorted(offsets, int(np.flatnonzero(indices == bad)[0]), side="right") - 1)
-            raise ValueError(f"itemsets: user {user} holds item {bad}, outside the domain 0..{d - 1}")
-        users = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-        key = np.sort(users * np.int64(d) + indices)
-        dup = np.flatnonzero(np.diff(key) == 0)
-        if dup.size:
-            k = int(key[dup[0]])
-            raise ValueError(f"itemsets: user {k // d} holds item {k % d} more than once")
-
-
-def as_itemsets(itemsets: ItemSetsLike, d: int) -> ItemSets:
-    """Validate users' item sets and return them as :class:`ItemSets`.
-
-    Parameters
-    ----------
-    itemsets
-        An :class:`ItemSets` over ``d`` items, or a non-empty sequence (one entry per user)
-        of 1-d integer arrays, lists or Python sets.  Items must lie in ``range(d)`` and be distinct
-        within each set; empty sets are allowed (see the module docstring).
-    d
-        Number of real items.
-    """
-    if isinstance(itemsets, ItemSets):
-        if itemsets.d != d:
-            raise ValueError(f"itemsets are over d={itemsets.d} items, expected d={d}")
-        _validate_csr(itemsets.indices, itemsets.offsets, d)
-        return itemsets
-    if isinstance(itemsets, np.ndarray) and itemsets.dtype != object:
-        if itemsets.ndim != 2:
-            raise ValueError(f"itemsets must be a sequence of item sets, got an array of shape {itemsets.shape}")
-        itemsets = list(itemsets)
-    if not isinstance(itemsets, Sequence) and not isinstance(itemsets, np.ndarray):
-        raise ArgumentTypeError(f"itemsets must be a sequence of item sets, got {type(itemsets).__name__}")
-    if len(itemsets) == 0:
-        raise ValueError("itemsets is empty: at least one user is needed")
-    parts = []
-    for u, v in enumerate(itemsets):
-        arr = np.asarray(sorted(v) if isinstance(v, (set, frozenset)) else v)
-        if arr.ndim != 1:
-            raise ValueError(f"itemsets: user {u} has an item set of shape {arr.shape}, expected 1-d")
-        if arr.size and arr.dtype == object and all(
-            isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in arr.tolist()
-        ):
-            arr = np.array([int(x) for x in arr.tolist()], dtype=object)  # Python ints of any size
-        elif arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer)):
-            floating = np.issubdtype(arr.dtype, np.floating)
-            integral = floating and bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))
-            if not integral:
-                raise ValueError(f"itemsets: user {u} must hold integer items, got {arr.tolist()!r}"[:200])
-        if arr.size and arr.dtype != np.int64:
-            # range check on the values as given, before a cast to int64 could wrap or overflow them
-            lo, hi = arr.min(), arr.max()
-            if lo < 0 or hi >= d:
-                bad = lo if lo < 0 else hi
-                raise ValueError(f"itemsets: user {u} holds item {describe(bad)}, outside the domain 0..{d - 1}")
-        parts.append(arr.astype(np.int64, copy=False))
-    sizes = np.fromiter((p.size for p in parts), dtype=np.int64, count=len(parts))
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    indices = np.concatenate(parts) if offsets[-1] else np.zeros(0, dtype=np.int64)
-    _validate_csr(indices, offsets, d)
-    return ItemSets(indices, offsets, d)
-
-
-def all_itemsets(d: int) -> list[list[int]]:
-    """Every subset of ``range(d)``, the empty set first, by size then lexicographically.
-
-    For exact enumeration of item-set channels (``d <= MAX_ENUMERATED_D``).
-    """
-    d = check_domain_size(d, minimum=1)
-    if d > MAX_ENUMERATED_D:
-        raise ValueError(f"enumerating all 2**{d} item sets needs d <= MAX_ENUMERATED_D={MAX_ENUMERATED_D}")
-    return [list(c) for r in range(d + 1) for c in itertools.combinations(range(d), r)]
-
-
-class PaddingSampling:
+class PaddingSampling(ComparedByConfiguration, Generic[ReportT]):
     """Padding-and-Sampling around a single-item frequency oracle.
 
     Parameters
@@ -225,7 +78,7 @@ class PaddingSampling:
     (4,)
     """
 
-    def __init__(self, base_factory: Callable[[int], FrequencyOracle], d: int, ell: int) -> None:
+    def __init__(self, base_factory: Callable[[int], FrequencyOracle[ReportT]], d: int, ell: int) -> None:
         if not callable(base_factory):
             raise ArgumentTypeError(f"base_factory must be callable k -> FrequencyOracle, got {base_factory!r}")
         d = check_domain_size(d, minimum=1)
@@ -239,15 +92,16 @@ class PaddingSampling:
             raise ValueError(f"base_factory({d + ell}) returned an oracle over d={inner.d} items, expected {d + ell}")
         self.d = d
         self.ell = ell
-        self.inner = inner
-
-    @property
-    def epsilon(self) -> float:
-        """Declared budget of the inner oracle; PS never increases it (see :meth:`channel`)."""
-        return self.inner.epsilon
+        self.inner: FrequencyOracle[ReportT] = inner
+        #: the standard-LDP budget declared by the inner oracle; PS never increases it (see :meth:`channel`)
+        self.epsilon = inner.epsilon
 
     def __repr__(self) -> str:
         return f"PaddingSampling(d={self.d}, ell={self.ell}, inner={self.inner!r})"
+
+    def configuration(self) -> tuple[object, ...]:
+        """The class, ``d``, ``ell``, the inner oracle's configuration and the declared guarantees (equality, hashing)."""
+        return (type(self), self.d, self.ell, self.inner.configuration(), tuple(g.key() for g in self.guarantees()))
 
     def guarantees(self) -> list[Guarantee]:
         """Standard LDP at the inner oracle's budget, for item-set inputs (when finite).
@@ -255,7 +109,7 @@ class PaddingSampling:
         Each row of :meth:`channel` mixes rows of the inner channel, and a ratio of two
         mixtures never exceeds the largest ratio of their components.
         """
-        eps = self.inner.epsilon
+        eps = self.epsilon
         return [Guarantee("ldp", epsilon=eps)] if math.isfinite(eps) else []
 
     # ------------------------------------------------------------------ sampling probabilities
@@ -371,10 +225,11 @@ class PaddingSampling:
         return out
 
     def sample_outputs(self, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
-        """``size`` outputs of item set number ``x`` of :func:`all_itemsets`, as columns of :meth:`channel`.
+        """``size`` outputs of item set number ``x`` of :func:`~ldpkit.sets.all_itemsets` (as columns of
+        :meth:`channel`).
 
         Rows of the default :meth:`channel` are the subsets of ``range(d)`` in the order of
-        :func:`all_itemsets`; the reports are mapped by the inner oracle's ``output_index``.
+        :func:`~ldpkit.sets.all_itemsets`; the reports are mapped by the inner oracle's ``output_index``.
         """
         sets = all_itemsets(self.d)
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
@@ -390,21 +245,25 @@ class PaddingSampling:
         oracle over ``d + ell`` items but with another split into real and dummy items differ."""
         return Provenance(type(self).__name__, (("d", self.d), ("ell", self.ell), ("inner", self.inner.provenance)))
 
-    def _to_inner(self, reports: Any) -> Any:
+    def _to_inner(self, reports: ReportT) -> ReportT:
         check_source(reports, self.provenance)
-        return with_source(reports, self.inner.provenance) if source_of(reports) is not None else reports
+        if source_of(reports) is None:
+            return reports
+        out: ReportT = with_source(reports, self.inner.provenance)
+        return out
 
-    def perturb(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> Any:
+    def perturb(self, itemsets: ItemSetsLike, rng: RNGLike = None) -> ReportT:
         """Client side: pad, sample one item, perturb it with the inner oracle (stamped with this PS's provenance)."""
         sets = as_itemsets(itemsets, self.d)
         gen = as_generator(rng)
-        return with_source(self.inner.perturb(self._sample(sets, gen), gen), self.provenance)
+        out: ReportT = with_source(self.inner.perturb(self._sample(sets, gen), gen), self.provenance)
+        return out
 
-    def aggregate(self, reports: Any) -> np.ndarray:
+    def aggregate(self, reports: ReportT) -> np.ndarray:
         """Inner support counts over the padded domain (length ``d + ell``)."""
         return self.inner.aggregate(self._to_inner(reports))
 
-    def estimate(self, reports: Any) -> np.ndarray:
+    def estimate(self, reports: ReportT) -> np.ndarray:
         """``ell * inner estimate`` of the real items (counts, length ``d``)."""
         return self.ell * self.inner.estimate(self._to_inner(reports))[: self.d]
 

@@ -18,6 +18,7 @@ Post-processing never touches the users' reports again, so it costs no privacy.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -245,6 +246,79 @@ def _log_likelihood(m: np.ndarray, q: np.ndarray) -> float:
     return float(np.dot(m, np.log(q)))
 
 
+def _check_bool(value: Any, name: str) -> None:
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be a bool, got {describe(value)}")
+
+
+def _em_start(init: Optional[ArrayLike], d: int) -> np.ndarray:
+    """The starting distribution of EM: uniform, or ``init`` checked strictly positive and renormalised."""
+    if init is None:
+        return np.full(d, 1.0 / d)
+    pi = check_distribution(init, d, "init").copy()
+    if np.any(pi <= 0):
+        bad = int(np.flatnonzero(pi <= 0)[0])
+        raise ValueError(f"init must be strictly positive, has {pi[bad].item()!r} at input {bad}")
+    pi /= pi.sum()
+    return pi
+
+
+def _observed_channel(P: np.ndarray, m_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The channel's observed columns (tiny ones rescaled), their float counts and the log-likelihood offset.
+
+    Raises if an observed output is one the channel never produces.
+    """
+    observed = m_all > 0
+    impossible = observed & (P.max(axis=0) <= 0)
+    if np.any(impossible):
+        y = int(np.flatnonzero(impossible)[0])
+        raise ValueError(f"output_counts[{y}] = {int(m_all[y])} but the channel never produces output {y}")
+    # Outputs never observed do not enter the likelihood or the update.
+    Pm = P[:, observed]
+    m = m_all[observed].astype(float)
+    # The update uses only the ratios P[x, y] / q_y, which do not change when column y is scaled:
+    # columns whose largest entry is tiny (down to subnormal) are scaled to largest entry 1, so that
+    # q_y cannot underflow to 0; the log-likelihood gets the constant sum_y m_y log(scale_y) back.
+    col_max = Pm.max(axis=0)
+    small = col_max < _SMALL_COLUMN
+    offset = 0.0
+    if np.any(small):
+        Pm = Pm.copy()
+        Pm[:, small] /= col_max[small]
+        offset = float(np.dot(m[small], np.log(col_max[small])))
+    return Pm, m, offset
+
+
+def _em_iterate(
+    pi: np.ndarray, Pm: np.ndarray, m: np.ndarray, n: float, offset: float, tol: float, max_iter: int, history: bool,
+) -> tuple[np.ndarray, float, int, bool, float, list[float] | None]:
+    """The EM updates from ``pi`` until the per-report gain is at most ``tol`` or ``max_iter`` updates.
+
+    Returns the estimate, its log-likelihood, the number of updates, whether the stopping rule
+    was met, the last gain and the log-likelihood trace (``None`` unless ``history``).
+    """
+    w = m / n
+    q = pi @ Pm
+    ll = _log_likelihood(m, q) + offset
+    trace = [ll] if history else None
+    converged = False
+    gain = math.nan  # set by the first update (max_iter >= 1)
+    it = 0
+    for it in range(1, max_iter + 1):
+        pi = pi * (Pm @ (w / q))
+        pi /= pi.sum()
+        q = pi @ Pm
+        new_ll = _log_likelihood(m, q) + offset
+        if trace is not None:
+            trace.append(new_ll)
+        gain = (new_ll - ll) / n
+        ll = new_ll
+        if gain <= tol:
+            converged = True
+            break
+    return pi, ll, it, converged, gain, trace
+
+
 def em_estimate(
     channel: Any,
     output_counts: ArrayLike,
@@ -318,63 +392,17 @@ def em_estimate(
     EMConvergenceWarning
         With ``strict=False`` when ``max_iter`` is reached; ``converged`` is then ``False``.
     """
-    ch = _as_explicit(channel)
-    P = ch.matrix
+    P = _as_explicit(channel).matrix
     d, k = P.shape
     m_all = check_counts(output_counts, k, "output_counts")
     tol = check_positive_real(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
-    if not isinstance(strict, bool):
-        raise ArgumentTypeError(f"strict must be a bool, got {describe(strict)}")
-    if not isinstance(history, bool):
-        raise ArgumentTypeError(f"history must be a bool, got {describe(history)}")
-    if init is None:
-        pi = np.full(d, 1.0 / d)
-    else:
-        pi = check_distribution(init, d, "init").copy()
-        if np.any(pi <= 0):
-            bad = int(np.flatnonzero(pi <= 0)[0])
-            raise ValueError(f"init must be strictly positive, has {pi[bad].item()!r} at input {bad}")
-        pi /= pi.sum()
-
-    observed = m_all > 0
-    impossible = observed & (P.max(axis=0) <= 0)
-    if np.any(impossible):
-        y = int(np.flatnonzero(impossible)[0])
-        raise ValueError(f"output_counts[{y}] = {int(m_all[y])} but the channel never produces output {y}")
-    # Outputs never observed do not enter the likelihood or the update.
-    Pm = P[:, observed]
-    m = m_all[observed].astype(float)
+    _check_bool(strict, "strict")
+    _check_bool(history, "history")
+    pi = _em_start(init, d)
+    Pm, m, offset = _observed_channel(P, m_all)
     n = float(m.sum())
-    w = m / n
-    # The update uses only the ratios P[x, y] / q_y, which do not change when column y is scaled:
-    # columns whose largest entry is tiny (down to subnormal) are scaled to largest entry 1, so that
-    # q_y cannot underflow to 0; the log-likelihood gets the constant sum_y m_y log(scale_y) back.
-    col_max = Pm.max(axis=0)
-    small = col_max < _SMALL_COLUMN
-    offset = 0.0
-    if np.any(small):
-        Pm = Pm.copy()
-        Pm[:, small] /= col_max[small]
-        offset = float(np.dot(m[small], np.log(col_max[small])))
-
-    q = pi @ Pm
-    ll = _log_likelihood(m, q) + offset
-    trace = [ll] if history else None
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        pi = pi * (Pm @ (w / q))
-        pi /= pi.sum()
-        q = pi @ Pm
-        new_ll = _log_likelihood(m, q) + offset
-        if trace is not None:
-            trace.append(new_ll)
-        gain = (new_ll - ll) / n
-        ll = new_ll
-        if gain <= tol:
-            converged = True
-            break
+    pi, ll, it, converged, gain, trace = _em_iterate(pi, Pm, m, n, offset, tol, max_iter, history)
 
     if not converged:
         msg = (

@@ -53,13 +53,12 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-from ._rng import RNGLike
+from ._rng import RNGLike, as_seed_sequence, child_seed
 from ._validation import MAX_USERS, ArgumentTypeError, check_positive_int, describe
 from .base import FrequencyOracle
 
@@ -77,17 +76,7 @@ def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
             "each block is keyed from the seed so that the result does not depend on the chunking, and a "
             "Generator cannot be re-keyed; pass seed=int(gen.integers(2**63)) to derive one from it"
         )
-    if rng is None:
-        return np.random.SeedSequence()
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if int(rng) < 0:
-            raise ValueError(f"rng must be a non-negative integer seed, got {rng!r}")
-        return np.random.SeedSequence(int(rng))
-    raise ArgumentTypeError(
-        f"rng must be a SeedSequence, non-negative int or None, got {describe(rng)} ({type(rng).__name__})"
-    )
+    return as_seed_sequence(rng)
 
 
 def block_generator(rng: int | np.random.SeedSequence, block: int) -> np.random.Generator:
@@ -113,8 +102,7 @@ def block_generator(rng: int | np.random.SeedSequence, block: int) -> np.random.
 
 
 def _generator(root: np.random.SeedSequence, block: int) -> np.random.Generator:
-    ss = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (block,), pool_size=root.pool_size)
-    return np.random.default_rng(ss)
+    return np.random.default_rng(child_seed(root, block))
 
 
 def _check_mechanism(mech: Any) -> FrequencyOracle:
@@ -231,53 +219,72 @@ def stream_support(
 
     bar = tqdm(total=total, unit="users", unit_scale=True, disable=not progress, leave=False)
     acc: np.ndarray | None = None
-    buf = np.empty(block_users, dtype=np.int64)
-    fill = 0
     n = 0
-    block = 0
-
-    def run(items: np.ndarray) -> None:
-        nonlocal acc, n, block
-        if n + items.size > MAX_USERS:
-            raise ValueError(f"more than the supported {MAX_USERS} (2**53) users")
-        agg = np.asarray(mech.aggregate(mech.perturb(items, rng=_generator(root, block))))
-        if agg.dtype == bool or not np.issubdtype(agg.dtype, np.integer):
-            raise ValueError(f"{type(mech).__name__}.aggregate returned dtype {agg.dtype}, not integer counts")
-        if acc is None:
-            acc = np.zeros(agg.shape, dtype=np.int64)
-        elif agg.shape != acc.shape:
-            raise ValueError(
-                f"{type(mech).__name__}.aggregate returned shape {agg.shape} for block {block}, "
-                f"but {acc.shape} before: its aggregates cannot be summed"
-            )
-        acc += agg.astype(np.int64, copy=False)
-        n += items.size
-        block += 1
-        bar.update(items.size)
-
     try:
-        for index, chunk in enumerate(pieces):
-            arr = _check_chunk(chunk, index, n + fill, mech.d)
-            pos = 0
-            while pos < arr.size:
-                if fill == 0 and arr.size - pos >= block_users:  # a whole block: no copy
-                    run(arr[pos : pos + block_users])
-                    pos += block_users
-                    continue
-                take = min(block_users - fill, arr.size - pos)
-                buf[fill : fill + take] = arr[pos : pos + take]
-                fill += take
-                pos += take
-                if fill == block_users:
-                    run(buf)
-                    fill = 0
-        if fill:
-            run(buf[:fill])
+        for block, items in enumerate(_blocks(pieces, block_users, mech.d)):
+            if n + items.size > MAX_USERS:
+                raise ValueError(f"more than the supported {MAX_USERS} (2**53) users")
+            acc = _accumulate(acc, _block_aggregate(mech, items, root, block), mech, block)
+            n += items.size
+            bar.update(items.size)
     finally:
         bar.close()
     if acc is None:
         raise ValueError("chunks hold no items: at least one user is needed")
     return acc, n
+
+
+def _blocks(pieces: Iterator[Any], block_users: int, d: int) -> Iterator[np.ndarray]:
+    """Cut the chunks into consecutive blocks of ``block_users`` users (the last one may be shorter).
+
+    A chunk is checked (:func:`_check_chunk`) when it arrives, before any of its users is
+    yielded.  A whole block inside a chunk is yielded as a view; a block spanning chunks is
+    assembled in one buffer, which is reused: each block must be consumed before the next one
+    is asked for.
+    """
+    buf = np.empty(block_users, dtype=np.int64)
+    fill = 0
+    done = 0  # users of the blocks already consumed
+    for index, chunk in enumerate(pieces):
+        arr = _check_chunk(chunk, index, done + fill, d)
+        pos = 0
+        while pos < arr.size:
+            if fill == 0 and arr.size - pos >= block_users:  # a whole block: no copy
+                yield arr[pos : pos + block_users]
+                done += block_users
+                pos += block_users
+                continue
+            take = min(block_users - fill, arr.size - pos)
+            buf[fill : fill + take] = arr[pos : pos + take]
+            fill += take
+            pos += take
+            if fill == block_users:
+                yield buf
+                done += block_users
+                fill = 0
+    if fill:
+        yield buf[:fill]
+
+
+def _block_aggregate(mech: FrequencyOracle, items: np.ndarray, root: np.random.SeedSequence, block: int) -> np.ndarray:
+    """The aggregate of block ``block``'s users, perturbed with the block's own generator."""
+    agg = np.asarray(mech.aggregate(mech.perturb(items, rng=_generator(root, block))))
+    if agg.dtype == bool or not np.issubdtype(agg.dtype, np.integer):
+        raise ValueError(f"{type(mech).__name__}.aggregate returned dtype {agg.dtype}, not integer counts")
+    return agg
+
+
+def _accumulate(acc: np.ndarray | None, agg: np.ndarray, mech: FrequencyOracle, block: int) -> np.ndarray:
+    """The running int64 total ``acc`` plus block ``block``'s aggregate (a new total for the first block)."""
+    if acc is None:
+        acc = np.zeros(agg.shape, dtype=np.int64)
+    elif agg.shape != acc.shape:
+        raise ValueError(
+            f"{type(mech).__name__}.aggregate returned shape {agg.shape} for block {block}, "
+            f"but {acc.shape} before: its aggregates cannot be summed"
+        )
+    acc += agg.astype(np.int64, copy=False)
+    return acc
 
 
 def stream_estimate(

@@ -26,13 +26,27 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_positive_int
+from ._validation import (
+    MAX_USERS,
+    ArgumentTypeError,
+    check_budget_vector,
+    check_counts,
+    check_distribution,
+    check_positive_int,
+    check_positive_real,
+    check_probabilities,
+    check_real,
+    describe,
+    real_array,
+)
+from .base import FrequencyOracle, SetValuedMechanism
+from .channels import ExplicitChannel
 
 __all__ = [
     "CONTRACT_ALPHA",
@@ -49,11 +63,44 @@ __all__ = [
     "check_sampling_matches_channel",
     "check_simulation_matches_per_user",
     "chi_square_gof",
+    "input_kind",
+    "InputKind",
+    "Mechanism",
     "chi_square_noncentrality",
     "monte_carlo_variance",
     "random_padded_unary",
     "variance_ratio_interval",
 ]
+
+#: what the contract checks, a frequency oracle over items or a mechanism over item sets
+Mechanism = Union[FrequencyOracle[Any], SetValuedMechanism[Any]]
+
+#: the kind of input a mechanism takes (``"items"`` or ``"itemsets"``), as the registry states it
+InputKind = Literal["items", "itemsets"]
+
+
+def input_kind(mech: Mechanism, stated: Optional[InputKind] = None) -> InputKind:
+    """``"items"`` for a :class:`~ldpkit.base.FrequencyOracle`, ``"itemsets"`` for a
+    :class:`~ldpkit.base.SetValuedMechanism`; a ``stated`` kind must agree with the type.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR
+    >>> from ldpkit.idue import oue_ps
+    >>> from ldpkit.testing import input_kind
+    >>> input_kind(GRR(3, 1.0)), input_kind(oue_ps(3, 1.0, 2))
+    ('items', 'itemsets')
+    """
+    if isinstance(mech, FrequencyOracle):
+        kind: InputKind = "items"
+    elif isinstance(mech, SetValuedMechanism):
+        kind = "itemsets"
+    else:
+        raise ArgumentTypeError(f"expected a FrequencyOracle or a SetValuedMechanism, got {describe(mech)}")
+    if stated is not None and stated != kind:
+        raise ValueError(f"{mech!r} takes {kind}, not {stated!r}")
+    return kind
+
 
 #: standard errors allowed by the mean and variance checks (two-sided false alarm 5.7e-7)
 Z = 5.0
@@ -70,10 +117,10 @@ def assert_unbiased(samples: np.ndarray, truth: np.ndarray, variance: np.ndarray
     with probability above 0.98 (for example, subtracting ``n p`` instead of ``n q`` in a pure
     estimator shifts every estimate by ``n``).
     """
-    samples = np.asarray(samples, dtype=float)
+    samples, z = real_array(samples, "samples"), check_positive_real(z, "z")
     r = samples.shape[0]
-    err = np.abs(samples.mean(axis=0) - np.asarray(truth, dtype=float))
-    tol = z * np.sqrt(np.asarray(variance, dtype=float) / r)
+    err = np.abs(samples.mean(axis=0) - real_array(truth, "truth"))
+    tol = z * np.sqrt(real_array(variance, "variance") / r)
     bad = err > tol
     assert not np.any(bad), f"bias at items {np.flatnonzero(bad)[:5]}: err {err[bad][:5]} > tol {tol[bad][:5]}"
 
@@ -86,9 +133,9 @@ def assert_variance(samples: np.ndarray, variance: np.ndarray, z: float = Z) -> 
     band is ``+-35%``, so dropping the ``c_i`` term of a variance formula where it accounts
     for half the variance is rejected.
     """
-    samples = np.asarray(samples, dtype=float)
+    samples, z = real_array(samples, "samples"), check_positive_real(z, "z")
     r = samples.shape[0]
-    ratio = samples.var(axis=0, ddof=1) / np.asarray(variance, dtype=float)
+    ratio = samples.var(axis=0, ddof=1) / real_array(variance, "variance")
     tol = z * math.sqrt(2.0 / (r - 1))
     bad = np.abs(ratio - 1.0) >= tol
     assert not np.any(bad), f"variance ratio at items {np.flatnonzero(bad)[:5]}: {ratio[bad][:5]} outside 1 +- {tol:.3f}"
@@ -101,9 +148,8 @@ def assert_same_distribution(a: np.ndarray, b: np.ndarray, variance: np.ndarray,
     item-averaged log-ratio of sample variances has standard deviation at most
     ``sqrt(2/(R_a-1) + 2/(R_b-1))`` whatever the correlation between items.
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    variance = np.asarray(variance, dtype=float)
+    a, b = real_array(a, "a"), real_array(b, "b")
+    variance, z = real_array(variance, "variance"), check_positive_real(z, "z")
     ra, rb = a.shape[0], b.shape[0]
     diff = np.abs(a.mean(axis=0) - b.mean(axis=0))
     tol = z * np.sqrt(variance / ra + variance / rb)
@@ -121,8 +167,7 @@ def variance_ratio_interval(repeats: int, alpha: float) -> tuple[float, float]:
     from scipy import stats
 
     r = check_positive_int(repeats, "repeats", minimum=2)
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    alpha = check_real(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
     lo = stats.chi2.ppf(alpha / 2, r - 1) / (r - 1)
     hi = stats.chi2.ppf(1 - alpha / 2, r - 1) / (r - 1)
     return float(lo), float(hi)
@@ -173,9 +218,7 @@ def monte_carlo_variance(samples: np.ndarray, counts: np.ndarray, exact: np.ndar
     The Foundations chapter runs this for every classic oracle, on the per-user path and on
     the aggregate simulator (:ref:`sec-variance-check`).
     """
-    samples = np.asarray(samples, dtype=float)
-    exact = np.asarray(exact, dtype=float)
-    counts = np.asarray(counts, dtype=float)
+    samples, exact, counts = real_array(samples, "samples"), real_array(exact, "exact"), real_array(counts, "counts")
     r = samples.shape[0]
     if r < 2:
         raise ValueError(f"need at least 2 repeats, got {r}")
@@ -202,8 +245,9 @@ def chi_square_gof(observed: ArrayLike, probs: ArrayLike, min_expected: float = 
     """
     from scipy import stats
 
-    obs = np.asarray(observed, dtype=float)
-    p = np.asarray(probs, dtype=float)
+    obs = check_counts(observed, name="observed").astype(float)
+    p = check_distribution(probs, obs.size, "probs")
+    min_expected = check_real(min_expected, "min_expected", 0.0)
     if obs.shape != p.shape or obs.ndim != 1:
         raise ValueError(f"observed and probs must be 1-d of equal length, got {obs.shape} and {p.shape}")
     n = obs.sum()
@@ -231,8 +275,9 @@ def chi_square_noncentrality(probs: ArrayLike, alt_probs: ArrayLike, n: int) -> 
     degrees of freedom and this noncentrality: the power of :func:`chi_square_gof` against a
     named mistake follows from it (``scipy.stats.ncx2``).
     """
-    p = np.asarray(probs, dtype=float)
-    q = np.asarray(alt_probs, dtype=float)
+    p = check_distribution(probs, name="probs")
+    q = check_probabilities(alt_probs, "alt_probs", p.shape)
+    n = check_positive_int(n, "n", maximum=MAX_USERS)
     pos = p > 0
     return float(n * np.sum((q[pos] - p[pos]) ** 2 / p[pos]))
 
@@ -259,12 +304,11 @@ def random_padded_unary(
     from .idue import ab_from_log_ratios
 
     gen = as_generator(rng)
-    eps = np.asarray(budgets, dtype=float)
     m = check_positive_int(m, "m")
     ell = check_positive_int(ell, "ell")
-    if eps.shape != (m,):
-        raise ValueError(f"budgets must have length m={m}, got shape {eps.shape}")
-    e_all = np.append(eps, float(dummy_budget))
+    eps = check_budget_vector(budgets, m, "budgets")
+    dummy_budget = check_positive_real(dummy_budget, "dummy_budget")
+    e_all = np.append(eps, dummy_budget)
     k = m + 1
     u, v = gen.uniform(0.05, 1.5, k), gen.uniform(0.05, 1.5, k)
     r_all = np.minimum.outer(e_all, e_all)
@@ -296,14 +340,14 @@ class ContractReport:
     trials: int
 
 
-def _explicit(mech: Any) -> Any:
+def _explicit(mech: Mechanism) -> ExplicitChannel:
     from .accountant import enumerate_channel
 
     return enumerate_channel(mech.channel(), f"contract of {mech!r}")
 
 
 def check_sampling_matches_channel(
-    mech: Any, samples_per_input: int = 20_000, alpha: float = CONTRACT_ALPHA, rng: RNGLike = 0
+    mech: Mechanism, samples_per_input: int = 20_000, alpha: float = CONTRACT_ALPHA, rng: RNGLike = 0
 ) -> float:
     """The empirical output law of ``perturb`` on each input matches its row of ``channel()``.
 
@@ -330,7 +374,7 @@ def check_sampling_matches_channel(
     return smallest
 
 
-def check_guarantees(mech: Any) -> tuple[str, ...]:
+def check_guarantees(mech: Mechanism) -> tuple[str, ...]:
     """The channel meets every declared guarantee exactly (enumeration or closed form)."""
     from .accountant import verify
 
@@ -351,14 +395,14 @@ def _item_counts(d: int, n: int) -> np.ndarray:
 
 def _itemset_population(d: int, ell: int, n: int) -> list[list[int]]:
     """Users holding sets of at most ``ell`` items (so Padding-and-Sampling is unbiased)."""
-    from .padding import all_itemsets
+    from .sets import all_itemsets
 
     sets = [s for s in all_itemsets(d) if len(s) <= ell]
     return [sets[u % len(sets)] for u in range(n)]
 
 
 def check_simulation_matches_per_user(
-    mech: Any, inputs: Literal["items", "itemsets"] = "items", n: int = 2_000, trials: int = 300, rng: RNGLike = 0
+    mech: Mechanism, inputs: Optional[InputKind] = None, n: int = 2_000, trials: int = 300, rng: RNGLike = 0
 ) -> None:
     """Aggregate-level simulation agrees with per-user simulation; both unbiased with the declared variance.
 
@@ -371,21 +415,21 @@ def check_simulation_matches_per_user(
     """
     gen = as_generator(rng)
     trials = check_positive_int(trials, "trials", minimum=10)
-    if inputs == "items":
+    if isinstance(mech, FrequencyOracle):
+        input_kind(mech, inputs)
         counts = _item_counts(mech.d, n)
         users = np.repeat(np.arange(mech.d), counts)
         sim = mech.simulate(counts, rng=gen, trials=trials)
         per = np.stack([mech.estimate(mech.perturb(users, gen)) for _ in range(trials)])
         truth = counts.astype(float)
         var = mech.variance(counts)
-    elif inputs == "itemsets":
+    else:
+        input_kind(mech, inputs)
         sets = _itemset_population(mech.d, mech.ell, n)
         sim = mech.simulate(sets, rng=gen, trials=trials)
         per = np.stack([mech.estimate(mech.perturb(sets, gen)) for _ in range(trials)])
         truth = mech.expected_counts(sets)
         var = mech.variance(sets)
-    else:
-        raise ValueError(f"inputs must be 'items' or 'itemsets', got {inputs!r}")
     assert np.all(var > 0), f"{mech!r}: non-positive declared variance {var}"
     assert_unbiased(sim, truth, var)
     assert_unbiased(per, truth, var)
@@ -401,10 +445,10 @@ def _raises(func: Any, *args: Any, **kwargs: Any) -> bool:
     return False
 
 
-def check_rejects_bad_input(mech: Any, inputs: Literal["items", "itemsets"] = "items") -> None:
+def check_rejects_bad_input(mech: Mechanism, inputs: Optional[InputKind] = None) -> None:
     """Items outside the domain, non-integers, empty input, bad counts and bad seeds are refused."""
     d = mech.d
-    if inputs == "items":
+    if input_kind(mech, inputs) == "items":
         cases: Sequence[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = [
             ("item d", mech.perturb, ([0, d],), {}),
             ("item -1", mech.perturb, ([-1, 0],), {}),
@@ -429,8 +473,8 @@ def check_rejects_bad_input(mech: Any, inputs: Literal["items", "itemsets"] = "i
 
 
 def check_contract(
-    mech: Any,
-    inputs: Literal["items", "itemsets"] = "items",
+    mech: Mechanism,
+    inputs: Optional[InputKind] = None,
     rng: RNGLike = 0,
     samples_per_input: int = 20_000,
     trials: int = 300,

@@ -75,29 +75,36 @@ class UnaryReports:
         return np.unpackbits(self.bits, axis=1, count=self.d).astype(bool)
 
 
-class UnaryEncoding(SupportOracle):
+class UnaryEncoding(SupportOracle[UnaryReports]):
     """Unary encoding with per-item bit probabilities.
 
     Bit ``i`` of a user's report is 1 with probability ``a[i]`` when the user holds ``i``
-    and ``b[i]`` otherwise.  The declared epsilon is the tight LDP epsilon of that channel:
-    ``max_{x != x'} [log max(a_x/b_x, (1-a_x)/(1-b_x)) + log max(b_x'/a_x', (1-b_x')/(1-a_x'))]``.
+    and ``b[i]`` otherwise.  Its tight LDP epsilon is
+    ``max_{x != x'} [log max(a_x/b_x, (1-a_x)/(1-b_x)) + log max(b_x'/a_x', (1-b_x')/(1-a_x'))]``
+    (:func:`ldpkit.accountant.ldp_epsilon`; Foundations chapter, :prf:ref:`thm-ue-pairwise`);
+    the mechanism declares the budget it is given, which :func:`ldpkit.accountant.verify`
+    then checks against that value.
 
     Parameters
     ----------
     a, b
         Arrays of length ``d`` with ``a[i] != b[i]`` (the estimator divides by ``a - b``).
+    epsilon
+        The standard-LDP budget the mechanism declares; ``None`` (the default) declares none
+        (``epsilon`` is then ``inf``).
 
     Examples
     --------
     >>> from ldpkit import UnaryEncoding, accountant
-    >>> ue = UnaryEncoding([0.6, 0.7, 0.55], [0.3, 0.2, 0.45])
-    >>> round(ue.epsilon, 4), round(accountant.ldp_epsilon(ue), 4)   # declared = recomputed
-    (1.8124, 1.8124)
-    >>> ue.channel().kind
-    'unary'
+    >>> ue = UnaryEncoding([0.6, 0.7, 0.55], [0.3, 0.2, 0.45], epsilon=1.9)
+    >>> ue.epsilon, round(accountant.ldp_epsilon(ue), 4)    # declared, and what the channel gives
+    (1.9, 1.8124)
+    >>> bool(accountant.verify(ue)), bool(accountant.verify(UnaryEncoding(ue.a, ue.b, epsilon=1.8)))
+    (True, False)
     """
 
-    def __init__(self, a: ArrayLike, b: ArrayLike) -> None:
+    def __init__(self, a: ArrayLike, b: ArrayLike, *, epsilon: float | None = None) -> None:
+        declared = math.inf if epsilon is None else check_epsilon(epsilon)
         a = check_probabilities(a, "a")
         b = check_probabilities(b, "b")
         if a.ndim != 1 or a.shape != b.shape:
@@ -107,16 +114,13 @@ class UnaryEncoding(SupportOracle):
         if np.any(same):
             raise ValueError(f"a[i] must differ from b[i]; equal at item {int(np.flatnonzero(same)[0])} ({a[same][0]!r})")
         super().__init__(int(a.size))
+        self.epsilon = declared
         self.a = a
         self.b = b
         self.p_support = a
         self.q_support = b
         self._channel = UnaryChannel(a, b)
         self._sampler: PackedBernoulli | None = None
-
-    @property
-    def epsilon(self) -> float:
-        return self._channel.ldp_epsilon()
 
     def channel(self) -> UnaryChannel:
         return self._channel
@@ -210,11 +214,11 @@ class RAPPOR(UnaryEncoding):
 
     Examples
     --------
-    >>> from ldpkit import RAPPOR
+    >>> from ldpkit import RAPPOR, accountant
     >>> rappor = RAPPOR(3, 2.0)
     >>> [round(float(a), 4) for a in rappor.a], [round(float(b), 4) for b in rappor.b]
     ([0.7311, 0.7311, 0.7311], [0.2689, 0.2689, 0.2689])
-    >>> round(rappor.channel().ldp_epsilon(), 6)
+    >>> round(accountant.ldp_epsilon(rappor.channel()), 6)
     2.0
     """
 
@@ -222,16 +226,11 @@ class RAPPOR(UnaryEncoding):
         d = check_domain_size(d)
         eps = check_epsilon(epsilon, high=RAPPOR_EPS_MAX, high_why=RAPPOR_HIGH_WHY)
         b = 1.0 / (1.0 + math.exp(eps / 2))  # logistic(-eps/2), no overflow
-        super().__init__(np.full(d, 1.0 - b), np.full(d, b))
-        self._declared = eps
-
-    @property
-    def epsilon(self) -> float:
-        return self._declared
+        super().__init__(np.full(d, 1.0 - b), np.full(d, b), epsilon=eps)
 
     def report_parameters(self) -> dict[str, Any]:
         """``d`` and ``epsilon``, which determine the bit probabilities."""
-        return {"d": self.d, "epsilon": self._declared}
+        return {"d": self.d, "epsilon": self.epsilon}
 
 
 class OUE(UnaryEncoding):
@@ -251,13 +250,8 @@ class OUE(UnaryEncoding):
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
         tail = math.exp(-eps)
-        super().__init__(np.full(d, 0.5), np.full(d, tail / (1.0 + tail)))  # 1/(e^eps + 1), no overflow
-        self._declared = eps
-
-    @property
-    def epsilon(self) -> float:
-        return self._declared
+        super().__init__(np.full(d, 0.5), np.full(d, tail / (1.0 + tail)), epsilon=eps)  # 1/(e^eps + 1)
 
     def report_parameters(self) -> dict[str, Any]:
         """``d`` and ``epsilon``, which determine the bit probabilities."""
-        return {"d": self.d, "epsilon": self._declared}
+        return {"d": self.d, "epsilon": self.epsilon}

@@ -66,7 +66,7 @@ def _sensitive_mask(sensitive: ArrayLike, d: int) -> np.ndarray:
     else:
         if arr.size == 0:
             raise ValueError("sensitive is empty: at least one sensitive item is needed")
-        idx = check_items(arr, d, "sensitive")
+        idx = check_items(arr, d, "sensitive", strict=True)
         uniq, cnt = np.unique(idx, return_counts=True)
         if np.any(cnt > 1):
             raise ValueError(f"sensitive lists item {int(uniq[cnt > 1][0])} more than once")
@@ -84,7 +84,7 @@ class URR(ItemReportOracle):
     ----------
     d
         Domain size (``>= 2``).
-    epsilon
+    uldp_epsilon
         ULDP budget for the sensitive items (finite, positive).
     sensitive
         Boolean mask of length ``d`` or a list of distinct sensitive item indices; at least
@@ -92,9 +92,9 @@ class URR(ItemReportOracle):
 
     Notes
     -----
-    :attr:`epsilon` is the *standard* LDP budget of the channel: ``math.inf`` as soon as one
-    item is non-sensitive (its output reveals the input), and ``epsilon`` itself when every
-    item is sensitive (uRR is then GRR).  The ULDP budget is :attr:`uldp_epsilon`.
+    ``epsilon`` is the *standard* LDP budget the mechanism declares: ``math.inf`` (none) as
+    soon as one item is non-sensitive (its output reveals the input), and the ULDP budget when
+    every item is sensitive (uRR is then GRR).  The ULDP budget is :attr:`uldp_epsilon`.
 
     Examples
     --------
@@ -108,12 +108,15 @@ class URR(ItemReportOracle):
     ['uldp']
     """
 
-    def __init__(self, d: int, epsilon: float, sensitive: ArrayLike) -> None:
+    def __init__(self, d: int, uldp_epsilon: float, sensitive: ArrayLike) -> None:
         d = check_domain_size(d)
-        eps = check_epsilon(epsilon)
+        eps = check_epsilon(uldp_epsilon, "uldp_epsilon")
         mask = _sensitive_mask(sensitive, d)
         super().__init__(d)
-        self._uldp_epsilon = eps
+        #: the ULDP budget (ratio bound ``e^eps`` on the sensitive, protected outputs)
+        self.uldp_epsilon = eps
+        #: the standard-LDP budget declared, the ULDP budget when every item is sensitive (else none)
+        self.epsilon = eps if bool(mask.all()) else math.inf
         #: boolean mask of the sensitive items
         self.sensitive = mask
         #: indices of the sensitive items (ascending)
@@ -127,26 +130,16 @@ class URR(ItemReportOracle):
         self.p_support = np.where(mask, self.c1, self.c3)
         self.q_support = np.where(mask, self.c2, 0.0)
 
-    @property
-    def epsilon(self) -> float:
-        """The standard LDP epsilon (``inf`` if any item is non-sensitive, else the budget)."""
-        return math.inf if self.d_s < self.d else self._uldp_epsilon
-
-    @property
-    def uldp_epsilon(self) -> float:
-        """The ULDP budget (ratio bound ``e^eps`` on the sensitive, protected outputs)."""
-        return self._uldp_epsilon
-
     def __repr__(self) -> str:
-        return f"URR(d={self.d}, uldp_epsilon={self._uldp_epsilon:.6g}, d_s={self.d_s})"
+        return f"URR(d={self.d}, uldp_epsilon={self.uldp_epsilon:.6g}, d_s={self.d_s})"
 
     def report_parameters(self) -> dict[str, Any]:
         """``d``, the ULDP budget and the sensitive set."""
-        return {"d": self.d, "epsilon": self._uldp_epsilon, "sensitive": tuple(int(i) for i in self.sensitive_items)}
+        return {"d": self.d, "epsilon": self.uldp_epsilon, "sensitive": tuple(int(i) for i in self.sensitive_items)}
 
     def guarantees(self) -> list[Guarantee]:
         """``(X_S, eps)``-ULDP with the sensitive items as protected outputs; LDP too when ``X_S = X``."""
-        out = [Guarantee("uldp", epsilon=self._uldp_epsilon, sensitive=self.sensitive_items.copy())]
+        out = [Guarantee("uldp", epsilon=self.uldp_epsilon, sensitive=self.sensitive_items.copy())]
         return out + super().guarantees()
 
     def channel(self) -> ExplicitChannel:
@@ -159,8 +152,8 @@ class URR(ItemReportOracle):
         m[np.arange(self.d), np.arange(self.d)] = diag
         return ExplicitChannel(m)
 
-    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
-        """Return one reported item per user (int64 array).
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> ItemReports:
+        """Return one reported item per user (int64 :class:`~ldpkit.reports.ItemReports`).
 
         Sampled as: keep the input with probability ``lam = c1 - c2`` (sensitive input) or
         ``c3`` (non-sensitive input), otherwise report a uniform sensitive item (possibly the

@@ -3,6 +3,8 @@
 * No module imports another module's private names (``from .x import _y`` or ``x._y``).
 * Every top-level module or package of ``ldpkit`` depends only on the layers below it; a new
   module must be placed in :data:`ALLOWED` (and in the README) before it can land.
+* The kit holds the science, the book its own tooling: no module of ``ldpkit`` imports the
+  book's package ``booktools``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from conftest import REPO
 
 ROOT = REPO / "ldpkit"
 HELPERS = {"_rng", "_validation", "_sampling", "_solvers"}
-CORE = HELPERS | {"channels", "accountant", "reports"}
+CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
 ORACLES = CORE | {"base", "postprocess"}
 MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip"}
 
@@ -26,11 +28,11 @@ ALLOWED: dict[str, set[str]] = {
     "_solvers": set(),
     "channels": {"_rng", "_validation"},
     "reports": {"_validation"},
+    "sets": {"_validation"},
     "accountant": {"_validation", "channels"},
     "postprocess": {"_validation", "channels"},
     "metrics": {"_validation"},
     "budgets": {"_rng", "_validation"},
-    "claims": {"_validation"},
     "base": CORE,
     "channel_oracle": ORACLES,
     "grr": ORACLES,
@@ -42,13 +44,15 @@ ALLOWED: dict[str, set[str]] = {
     "iprr": ORACLES,
     "padding": ORACLES,
     "idue": ORACLES | {"unary", "padding"},
-    "datasets": {"_rng", "_validation", "padding"},
-    "mechanisms": MECHANISMS,
+    "datasets": {"_rng", "_validation", "sets"},
+    "mechanisms": MECHANISMS | {"_validation"},
     "streaming": {"_rng", "_validation", "base"},
     "testing": ORACLES | MECHANISMS,
-    "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "claims"},
-    "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "claims", "experiments"},
+    "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms"},
+    "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "experiments"},
 }
+#: the book's own tooling (``book/booktools``): it imports the kit, the kit never imports it
+BOOK_TOOLING = "booktools"
 
 
 def _unit(path: Path) -> str:
@@ -113,6 +117,19 @@ def test_layering() -> None:
                 continue
             if target != unit and target not in ALLOWED[unit]:
                 bad.append(f"{path.relative_to(REPO)}:{line}: {unit} may not import {target}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_kit_never_imports_the_book_tooling() -> None:
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad += [f"{path.relative_to(REPO)}:{node.lineno} imports {name}" for name in names
+                    if name.split(".")[0] == BOOK_TOOLING]
+        if f'"{BOOK_TOOLING}' in path.read_text() or f"'{BOOK_TOOLING}" in path.read_text():
+            bad.append(f"{path.relative_to(REPO)} names {BOOK_TOOLING} in a string (a dynamic import?)")
     assert not bad, "\n".join(bad)
 
 

@@ -184,20 +184,23 @@ def test_no_data_csv_rows_are_complete(no_data_run) -> None:
 
 
 def test_artifact_page_tables_cover_every_item_and_dataset() -> None:
-    from ldpkit.claims import load_claims
+    from booktools import STATUS_BADGES, artifact_table, claim_id, data_table, load_claims
     from ldpkit.experiments import artifact
 
-    claims = load_claims(REPO / "book" / "claims.yml")
-    items = artifact.artifact_items(claims)
+    items = artifact.artifact_items()
     assert [it.id for it in items] == list(experiments.ids())
-    by_id = {c.id: c for c in claims}
+    claims = {c.id: c for c in load_claims(REPO / "book" / "claims.yml")}
     for it in items:
         assert it.command == f"ldpkit check {it.id}" and it.seconds is not None
-        if it.claim is not None:  # a figure or table of the register: its verdict is the register's
-            assert by_id[it.claim].status == it.status and it.claim.split("-")[0] == it.id.split("-")[0]
-    assert {it.id for it in items if it.claim is None} == {"fldp-datasets"}  # not a numbered item
-    table = artifact.artifact_table(items)
-    assert table.count("\n* - ") == len(items) + 1 and "{bdg-" in table
+        assert it.section == experiments.get(it.id).section
+    # every numbered figure and table is a claim of the register, of the same paper
+    registered = {it.id: claims[claim_id(it.id) or ""] for it in items if (claim_id(it.id) or "") in claims}
+    assert set(registered) == {it.id for it in items} - {"fldp-datasets"}  # not a numbered item
+    assert all(claim.paper == eid.split("-")[0] for eid, claim in registered.items())
+    table = artifact_table(items, claims.values())
+    assert table.count("\n* - ") == len(items) + 1
+    for eid, claim in registered.items():  # its verdict is the register's
+        assert f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}` ({claim.id})" in table, eid
     rows = artifact.data_availability()
     assert [r["dataset"] for r in rows] == [info.name for info in DATASETS.values()]
-    assert artifact.data_table(rows).count("\n* - ") == len(rows) + 1
+    assert data_table(rows).count("\n* - ") == len(rows) + 1

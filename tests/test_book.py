@@ -314,7 +314,7 @@ def test_foundations_has_math_and_figures(probes: dict) -> None:
 
 
 def test_scorecard_lists_every_claim(probes: dict) -> None:
-    from ldpkit.claims import load_claims
+    from booktools import load_claims
 
     claims = load_claims(REPO / "book" / "claims.yml")
     text = probes["book/scorecard"]["text"]
@@ -340,7 +340,7 @@ def _anchor_exists(page: Path, href: str) -> bool:
 def test_scorecard_renders_register(book_build: dict, probes: dict) -> None:
     """Statuses are badges, evidence labels link to their sections, glued values and math render."""
     bs4 = pytest.importorskip("bs4")
-    from ldpkit.claims import glue_references, load_claims
+    from booktools import glue_references, load_claims
 
     claims = load_claims(REPO / "book" / "claims.yml")
     page = book_build["html"] / "book" / "scorecard.html"

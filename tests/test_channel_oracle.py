@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ldpkit import accountant
+
 from ldpkit import GRR, URR, ChannelOracle
 from ldpkit.testing import Z, assert_unbiased, assert_variance
 
@@ -73,8 +75,13 @@ def test_same_estimates_and_variances_as_the_hand_derived_classes(mech: Any) -> 
     # same exact variances, including the zero variance of an unheld non-sensitive uRR item
     np.testing.assert_allclose(oracle.variance(counts), mech.variance(counts), rtol=1e-9, atol=1e-9 * n)
     np.testing.assert_allclose(np.diag(oracle.covariance(counts)), oracle.variance(counts), rtol=1e-12, atol=1e-9)
-    # the tight epsilon by enumeration is the declared one (inf for uRR with non-sensitive items)
-    assert oracle.epsilon == pytest.approx(mech.epsilon, rel=1e-12)
+    # the tight epsilon by enumeration is the hand-derived class's declared one (inf for uRR with
+    # non-sensitive items); the channel oracle declares what it is told, and verify checks it
+    assert accountant.ldp_epsilon(oracle) == pytest.approx(mech.epsilon, rel=1e-12)
+    assert oracle.epsilon == math.inf and oracle.guarantees() == []
+    if math.isfinite(mech.epsilon):
+        assert accountant.verify(ChannelOracle(mech.channel(), epsilon=mech.epsilon))
+        assert not accountant.verify(ChannelOracle(mech.channel(), epsilon=mech.epsilon * (1 - 1e-6)))
 
 
 def test_square_channel_estimates_always_sum_to_n() -> None:

@@ -12,6 +12,7 @@ passes the contract, ``accountant.verify`` and the registry with no change to ld
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -50,6 +51,53 @@ def test_every_family_is_registered() -> None:
     assert {"GRR", "RAPPOR", "OUE", "UE", "OLH", "uRR", "IDUE", "PS", "IDUE-PS", "Channel"} <= names
     with pytest.raises(ValueError, match="did you mean GRR"):
         get_mechanism("GRRR")
+
+
+# ------------------------------------------------------------------------------ mutations
+#: the stated size of a mutation: this share of one input's output law moves onto one output
+MUTATION_SHARE = 0.05
+
+
+def with_channel(mech: Any, channel: ExplicitChannel) -> Any:
+    """A copy of ``mech`` that declares the same guarantees (however it derives them) but whose channel is ``channel``."""
+    cls = type(mech)
+    mutant_cls = type(f"Perturbed{cls.__name__}", (cls,), {"channel": lambda self: channel})
+    mutant = copy.copy(mech)
+    mutant.__class__ = mutant_cls
+    return mutant
+
+
+def mutants(mech: Any) -> Any:
+    """Every copy whose channel has ``MUTATION_SHARE`` of one row's mass moved onto one output.
+
+    Largest moves first: moving onto an unlikely output changes the law by a total variation of
+    nearly ``MUTATION_SHARE``, which the sampling check detects at its sample size.
+    """
+    m = accountant.enumerate_channel(mech.channel(), "mutation").matrix
+    for flat in np.argsort(m, axis=None, kind="stable"):
+        x, y = (int(i) for i in np.unravel_index(flat, m.shape))
+        row = (1 - MUTATION_SHARE) * m[x]
+        row[y] += MUTATION_SHARE
+        moved = m.copy()
+        moved[x] = row
+        yield x, y, with_channel(mech, ExplicitChannel(moved))
+
+
+@pytest.mark.parametrize("name, index", CASES, ids=[f"{n}-{i}" for n, i in CASES])
+def test_a_perturbed_copy_fails_verify_and_the_sampling_contract(name: str, index: int) -> None:
+    """The checks are not tautologies: for every registered instance, some perturbation of the stated
+    size makes ``verify`` fail (the declared guarantees come from the constructor's budget, not from
+    the channel), and the sampler, left unchanged, then disagrees with the channel."""
+    spec = get_mechanism(name)
+    mech = spec.examples()[index]
+    assert accountant.verify(mech)
+    failing = next(((x, y, mut) for x, y, mut in mutants(mech) if not accountant.verify(mut)), None)
+    assert failing is not None, f"no {MUTATION_SHARE} perturbation of {mech!r} breaks its declared guarantees"
+    x, y, mutant = failing
+    # the smallest move that breaks a guarantee can be a small change of the law (0.015 for the
+    # binary LIP channels): 200,000 draws per input put its chi-square noncentrality above 200
+    with pytest.raises(AssertionError, match=f"input {x}"):
+        check_sampling_matches_channel(mutant, samples_per_input=200_000, rng=index)
 
 
 # ------------------------------------------------------------------------------ power
@@ -157,21 +205,20 @@ class CyclicShift(FrequencyOracle):
 
     def __init__(self, d: int, epsilon: float) -> None:
         super().__init__(d)
-        self._eps = epsilon
+        self.epsilon = epsilon
         self._ch = ShiftChannel(d, epsilon)
         self._oracle = ldpkit.ChannelOracle(self._ch)  # estimation through the explicit matrix
-
-    @property
-    def epsilon(self) -> float:
-        return self._eps
 
     def channel(self) -> Channel:
         return self._ch
 
     def guarantees(self) -> list[Guarantee]:
+        # under the uniform prior P(y) = 1/d, so the LIP budget is the larger |log d P(y|x)|,
+        # stated from the constructor's parameters (never read off the channel)
+        p0 = self._ch.p0
+        lip = max(abs(math.log(self.d * p0)), abs(math.log(self.d * (1 - p0) / (self.d - 1))))
         uniform = np.full(self.d, 1.0 / self.d)
-        lip = accountant.lip_epsilon(self._ch.to_explicit(), uniform)
-        return [Guarantee("ldp", epsilon=self._eps), Guarantee("lip", prior=uniform, epsilon=lip)]
+        return [Guarantee("ldp", epsilon=self.epsilon), Guarantee("lip", prior=uniform, epsilon=lip)]
 
     def perturb(self, items: Any, rng: Any = None) -> np.ndarray:
         items = check_items(items, self.d)
@@ -212,7 +259,7 @@ def test_a_family_defined_in_a_test_file_passes_everything(shift_family: Mechani
         assert report.satisfied and [g.notion for g, _ in report] == ["ldp", "lip"]
         # its channel kind has no closed form: the accountant enumerates it
         assert accountant.ldp_epsilon(mech) == pytest.approx(mech.epsilon, rel=1e-12)
-        assert accountant.check_id_ldp(mech, np.full(mech.d, mech.epsilon)).satisfied
+        assert accountant.check_idldp(mech, np.full(mech.d, mech.epsilon)).satisfied
         check_contract(mech, rng=3)
 
 

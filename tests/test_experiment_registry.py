@@ -3,10 +3,8 @@ ID-LDP figures registered from ldpkit.experiments.idldp_figures."""
 
 from __future__ import annotations
 
-import base64
 import doctest
 import io
-import json
 import math
 import re
 import subprocess
@@ -32,9 +30,10 @@ from ldpkit.experiments import (
     register,
     registry,
     run,
+    style,
     subsample,
 )
-from ldpkit.padding import ItemSets
+from ldpkit.sets import ItemSets
 
 CHAPTER = REPO / "book" / "idldp_experiments.md"
 IDLDP_ITEMS = {
@@ -209,8 +208,8 @@ def test_chapter_figures_are_numbered_captioned_and_downloadable() -> None:
         label = re.search(r"^:name: (\S+)$", body, re.M).group(1)
         assert f"{{numref}}`{label}`" in text, label
     # each figure's data is offered as CSV, and every glued figure is pasted
-    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) >= 7
-    glued = set(re.findall(r'glue\(\s*"(fig-idldp-[^"]+)"', text))
+    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) >= 7
+    glued = set(re.findall(r'(?:glue\(\s*|show_result\(\w+, "\w+", )"(fig-idldp-[^"]+)"', text))
     assert glued == set(figures)
 
 
@@ -277,7 +276,7 @@ def test_register_run_and_save(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Non
         run(toy, {"repeats": 2})  # type: ignore[arg-type]
 
 
-def test_result_glue_facts_csv_link_and_seconds() -> None:
+def test_result_seconds() -> None:
     def slow_compute(config: RunConfig) -> ExperimentData:
         time.sleep(0.02)
         return _toy_compute(config)
@@ -288,24 +287,6 @@ def test_result_glue_facts_csv_link_and_seconds() -> None:
     # the time of compute and draw, measured by run; None for a result built by hand
     assert isinstance(result.seconds, float) and 0.02 <= result.seconds < 60
     assert registry.ExperimentResult(toy, result.config, result.data).seconds is None
-    # glue names: the caption facts under the key
-    facts = result.glue_facts("fig1")
-    assert facts == {f"fig1_{name}": value for name, value in result.caption_facts().items()}
-    assert facts["fig1_data"] == "Toy (stand-in)" and facts["fig1_command"] == "ldpkit reproduce toy-fig1"
-    for bad in ("", "fig 1", "fig-1", 3):
-        with pytest.raises(ValueError, match="key must be"):
-            result.glue_facts(bad)  # type: ignore[arg-type]
-    # the download link carries the frame as <id>.csv
-    link = result.csv_link_html()
-    payload = re.search(r'href="data:text/csv;base64,([^"]+)"', link).group(1)
-    assert link.startswith('<a download="toy-fig1.csv"')
-    assert pd.read_csv(io.BytesIO(base64.b64decode(payload))).to_dict("records") == result.frame.to_dict("records")
-    # under every figure of the book: the CSV link and the provenance record of the run
-    both = result.downloads_html()
-    assert both.startswith(link) and '<a download="toy-fig1.json" href="data:application/json;base64,' in both
-    record = json.loads(base64.b64decode(re.search(r'href="data:application/json;base64,([^"]+)"', both).group(1)))
-    assert record["id"] == "toy-fig1" and record["labels"] == {"toy": "Toy (stand-in)"}
-    assert record["config"]["seed"] == result.config.seed and record["standins"] == ["Toy (stand-in)"]
 
 
 @pytest.mark.parametrize(
@@ -455,7 +436,7 @@ def small_figures():
 
 def test_figures_fit_the_column_with_two_panels_per_row(small_figures) -> None:
     for name, fig in small_figures.items():
-        assert fig.get_figwidth() <= idldp_figures.FIG_WIDTH + 1e-9, name
+        assert fig.get_figwidth() <= style.FIG_WIDTH + 1e-9, name
         for ax in fig.axes:
             spec = ax.get_subplotspec()
             assert spec is not None and spec.get_gridspec().ncols <= 2, name

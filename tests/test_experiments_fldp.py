@@ -160,4 +160,4 @@ def test_chapter_runs_and_shows_every_registered_fldp_experiment() -> None:
         assert "{cite}`zhao2022fldp`" in caption and "Reproduces" in caption, key
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
-    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) == 4
+    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 4

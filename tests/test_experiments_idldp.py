@@ -11,7 +11,7 @@ import pytest
 from ldpkit import idue
 from ldpkit.experiments import RunConfig
 from ldpkit.experiments import idldp as exp
-from ldpkit.padding import as_itemsets
+from ldpkit.sets import as_itemsets
 from ldpkit.unary import OUE, RAPPOR
 
 COUNTS = np.array([400, 250, 120, 80, 60, 40, 30, 15, 5, 0] * 3)  # m = 30, n = 3000

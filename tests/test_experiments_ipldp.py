@@ -207,4 +207,4 @@ def test_chapter_runs_and_shows_every_registered_ipldp_experiment() -> None:
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
         assert f"{{numref}}`{key}`" in text, key
-    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) == 3
+    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 3

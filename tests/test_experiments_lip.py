@@ -16,6 +16,7 @@ from scipy import stats
 from ldpkit import lip
 from ldpkit.experiments import RunConfig, lip_figures, list_experiments, run
 from ldpkit.experiments import lip as exp
+from ldpkit.experiments import lip_paper
 
 CHAPTER = REPO / "book" / "lip_experiments.md"
 IDS = {f"lip-fig{k}": f"Fig. {k}" for k in (2, 5, 6, 7, 8)}
@@ -68,8 +69,8 @@ def test_budget_zero_gives_no_information() -> None:
 def test_paper_curves_are_the_kits_closed_forms() -> None:
     for eps in (0.5, 2.0, 7.0):
         frame = exp.paper_curves(PRIORS[:1], [eps]).set_index("model")
-        cf, cf2 = lip.paper_theorem2(float(PRIORS[0]), eps), lip.paper_theorem2(float(PRIORS[0]), eps / 2)
-        p4 = lip.paper_proposition4(float(PRIORS[0]), eps / 2)
+        cf, cf2 = lip_paper.paper_theorem2(float(PRIORS[0]), eps), lip_paper.paper_theorem2(float(PRIORS[0]), eps / 2)
+        p4 = lip_paper.paper_proposition4(float(PRIORS[0]), eps / 2)
         assert math.isclose(frame.loc["Opt-LIP (Thm 2)", "mse"], cf.mse_printed, rel_tol=1e-12)
         assert bool(frame.loc["Opt-LIP (Thm 2)", "feasible"]) == cf.feasible
         assert bool(frame.loc["Opt-LIP eps/2 (Thm 2)", "feasible"]) == cf2.feasible
@@ -187,4 +188,4 @@ def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
         assert re.search(r"{glue:text}`fig\d_data`", caption), key
         assert "`ldpkit reproduce lip-fig" in caption, key
         assert f"{{numref}}`{key}`" in text or key in text, key
-    assert len(re.findall(r"display\(HTML\(fig\d\.downloads_html\(\)\)\)", text)) == 5
+    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 5

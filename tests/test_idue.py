@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from ldpkit import OUE, RAPPOR, UnaryEncoding, accountant, idue
-from ldpkit.padding import PaddingSampling, all_itemsets
+from ldpkit.padding import PaddingSampling
+from ldpkit.sets import all_itemsets
 
 LN4, LN6 = math.log(4.0), math.log(6.0)
 
@@ -99,10 +100,10 @@ def test_idue_channel_satisfies_id_ldp_by_enumeration(setup) -> None:
     budgets, model, rule = setup
     mech = idue.IDUE(budgets, model=model, r=rule)
     explicit = mech.channel().to_explicit()
-    res = accountant.check_id_ldp(explicit, budgets, r=rule)
+    res = accountant.check_idldp(explicit, budgets, r=rule)
     assert res.satisfied, res
     # the tight pairwise loss of distinct items is the closed form a_i(1-b_j)/(b_i(1-a_j))
-    L = explicit.pairwise_log_ratio()
+    L = accountant.pairwise_log_ratio(explicit)
     closed = np.log(_paper_ratios(mech.a, mech.b))
     off = ~np.eye(budgets.size, dtype=bool)
     np.testing.assert_allclose(L[off], closed[off], rtol=1e-9, atol=1e-12)
@@ -116,12 +117,12 @@ def test_idue_channel_satisfies_id_ldp_by_enumeration(setup) -> None:
 def test_min_solution_fails_average_check_only_when_it_should() -> None:
     budgets = np.array([0.5, 0.5, 2.0, 2.0, 2.0])
     avg = idue.IDUE(budgets, model="opt0", r="average")
-    assert accountant.check_id_ldp(avg.channel(), budgets, r="average", method="classes").satisfied
+    assert accountant.check_idldp(avg.channel(), budgets, r="average", method="classes").satisfied
     # the average rule is looser than min, so its optimum must break MinID-LDP (else min would do as well)
-    assert not accountant.check_id_ldp(avg.channel(), budgets, r="min", method="classes").satisfied
+    assert not accountant.check_idldp(avg.channel(), budgets, r="min", method="classes").satisfied
     mn = idue.IDUE(budgets, model="opt0")
     assert avg.solution.objective < mn.solution.objective
-    assert accountant.check_id_ldp(mn.channel(), budgets, r="min").satisfied
+    assert accountant.check_idldp(mn.channel(), budgets, r="min").satisfied
 
 
 # ----------------------------------------------------------------------------- formulas (sympy)
@@ -295,7 +296,7 @@ def test_same_level_pairs_flag() -> None:
     assert n2.objective < 0.2 * p2.objective
     assert n2.log_ratio()[0, 0] > 0.2 + 0.5  # the singleton level's own pair exceeds its budget
     ch = idue.IDUE(np.repeat(e2, m2), model=n2).channel().to_explicit()
-    assert accountant.check_id_ldp(ch, np.repeat(e2, m2), r="average").satisfied
+    assert accountant.check_idldp(ch, np.repeat(e2, m2), r="average").satisfied
     del toy
 
 
@@ -402,7 +403,7 @@ def _theorem4_check(ps: PaddingSampling, budgets: np.ndarray, star: float) -> No
     sets = _itemset_rows(m)
     ch = ps.channel(sets)
     eb = np.array([idue.itemset_budget(x, budgets, ps.ell, star) for x in sets])
-    res = accountant.check_id_ldp(ch, eb, r="min")
+    res = accountant.check_idldp(ch, eb, r="min")
     assert res.satisfied, res
     # the library's enumeration (used by the book) gives the same verdict and worst pair
     lib = idue.check_itemset_id_ldp(ps, budgets, star)
@@ -451,7 +452,7 @@ def test_idue_ps_other_dummy_level_and_needed_mode() -> None:
     ps2 = idue.idue_ps(e2, 1, r="average", same_level_pairs="needed")
     assert np.isfinite(ps2.solution.pair_budgets[0, 0])
     padded = np.concatenate([e2, [0.2]])
-    assert accountant.check_id_ldp(ps2.inner.channel(), padded, r="average").satisfied
+    assert accountant.check_idldp(ps2.inner.channel(), padded, r="average").satisfied
     # a real-items-only "needed" solution cannot host the dummies at that level
     real_only = idue.solve_opt0([0.2, 1.9, 3.3], [1, 2, 2], r="average", same_level_pairs="needed")
     with pytest.raises(ValueError, match="violates ID-LDP"):
@@ -511,7 +512,7 @@ def test_theorem4_needs_the_dummy_levels_own_pair() -> None:
     v = np.array([0.75, 0.2])
     a, b = idue.ab_from_log_ratios(u, v)
     single = UnaryEncoding(a, b)
-    assert accountant.check_id_ldp(single.channel().to_explicit(), eps, r="min").satisfied
+    assert accountant.check_idldp(single.channel().to_explicit(), eps, r="min").satisfied
     # ... but dummies at eps* = 1 with item 0's (a, b) break Theorem 4: x = {0}, x' = {} with ell = 1
     ps = PaddingSampling(lambda k: UnaryEncoding(np.append(a, a[0]), np.append(b, b[0])), 2, 1)
     ch = ps.channel([[0], []])

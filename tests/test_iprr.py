@@ -61,7 +61,7 @@ def test_channel_rows_and_ipldp_by_enumeration(seed: int, with_dn: bool) -> None
     np.testing.assert_allclose(Q, _loop_channel(budgets), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     sens = np.flatnonzero(np.isfinite(budgets))
-    res = accountant.check_ipldp(mech.channel(), budgets[sens], sens)
+    res = accountant.check_ipldp(mech.channel(), budgets[sens], sensitive=sens)
     assert res.satisfied and res.n_structural_violations == 0
     assert abs(res.slack) < 1e-9  # every budget is used exactly (Theorems 1-2)
     # each sensitive column is tight at its own budget
@@ -71,7 +71,7 @@ def test_channel_rows_and_ipldp_by_enumeration(seed: int, with_dn: bool) -> None
     # a tighter budget on any one sensitive item fails
     tighter = budgets[sens].copy()
     tighter[int(np.random.default_rng(seed).integers(sens.size))] *= 0.99
-    assert not accountant.check_ipldp(mech.channel(), tighter, sens).satisfied
+    assert not accountant.check_ipldp(mech.channel(), tighter, sensitive=sens).satisfied
     assert mech.epsilon == (INF if with_dn else pytest.approx(budgets.max()))
 
 

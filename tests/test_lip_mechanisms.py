@@ -3,9 +3,10 @@
 * every optimum satisfies its notion exactly (every constraint, by the accountant) and matches a
   brute-force search over a fine ``(q0, q1)`` grid, refined twice around its best point, for the
   priors 0.01, 0.1, 0.5, 0.9, 0.99 and budgets 0.5, 1, 2, 4;
-* the paper's closed forms are compared with the optima over priors 0.001..0.999: Theorem 2 is
-  right exactly on ``[1/(1 + e^eps), e^eps/(1 + e^eps)]`` and infeasible outside, Proposition 3 is
-  right, Proposition 4's point is right but its printed MSE (eq. 23) is not;
+* the paper's closed forms (:mod:`ldpkit.experiments.lip_paper`) are compared with the optima over
+  priors 0.001..0.999: Theorem 2 is right exactly on ``[1/(1 + e^eps), e^eps/(1 + e^eps)]`` and
+  infeasible outside, Proposition 3 is right, Proposition 4's point is right but its printed MSE
+  (eq. 23) is not;
 * the MMSE estimator's MSE matches exact enumeration (small ``n``) and a seeded simulation whose
   tolerance comes from the exact variance of the squared error, with the power to reject the
   prior-free estimator's MSE;
@@ -24,12 +25,18 @@ import pytest
 from ldpkit import ArgumentTypeError, accountant
 from ldpkit.accountant import Guarantee
 from ldpkit.channels import ExplicitChannel, mix_with_uniform, random_channel
+from ldpkit.experiments.lip_paper import (
+    compare_with_paper,
+    corrected_theorem2,
+    paper_corollary1,
+    paper_proposition3,
+    paper_proposition4,
+    paper_theorem2,
+)
 from ldpkit.lip import (
     BinaryRR,
     bayes_risk,
     compare_kary,
-    compare_with_paper,
-    corrected_theorem2,
     optimal_kary_ldp,
     optimal_kary_lip,
     optimal_ldp,
@@ -37,10 +44,6 @@ from ldpkit.lip import (
     optimal_lip_global,
     optimal_lip_local,
     optimal_symmetric_lip,
-    paper_corollary1,
-    paper_proposition3,
-    paper_proposition4,
-    paper_theorem2,
     per_user_mse,
 )
 from ldpkit.testing import Z, check_contract
@@ -116,7 +119,7 @@ def test_binary_optimum_is_feasible_and_matches_brute_force(kind: str, prior: fl
     # every constraint of its notion, by the accountant
     ch = opt.mechanism().channel()
     if opt.notion == "lip":
-        assert accountant.check_lip(ch, [1 - prior, prior], eps).satisfied
+        assert accountant.check_lip(ch, eps, prior=[1 - prior, prior]).satisfied
     else:
         assert accountant.check_ldp(ch, eps).satisfied
     assert accountant.verify(opt.mechanism()).satisfied
@@ -303,8 +306,8 @@ def test_mmse_matches_a_seeded_simulation_with_power_against_the_prior_free_mse(
 
 @pytest.mark.parametrize(
     "mech",
-    [BinaryRR(0.1, 0.3, prior=0.2), BinaryRR.symmetric(0.25), optimal_lip(0.05, 2.0).mechanism(),
-     optimal_ldp(0.5, 0.5).mechanism()],
+    [BinaryRR(0.1, 0.3, prior=0.2, epsilon=math.log(7), lip_epsilon=1.2), BinaryRR.symmetric(0.25, epsilon=math.log(3)),
+     optimal_lip(0.05, 2.0).mechanism(), optimal_ldp(0.5, 0.5).mechanism()],
     ids=repr,
 )
 def test_binary_rr_meets_the_contract(mech: BinaryRR) -> None:
@@ -315,14 +318,18 @@ def test_binary_rr_meets_the_contract(mech: BinaryRR) -> None:
 
 def test_declared_lip_is_verified_and_an_overstated_one_is_refused() -> None:
     opt = optimal_lip(0.1, 1.0)
-    good = BinaryRR(opt.q0, opt.q1, prior=0.1, lip_epsilon=1.0)
+    ldp_tight = accountant.ldp_epsilon(BinaryRR(opt.q0, opt.q1))
+    good = BinaryRR(opt.q0, opt.q1, prior=0.1, epsilon=ldp_tight, lip_epsilon=1.0)
     assert [g.notion for g in good.guarantees()] == ["ldp", "lip"]
     assert accountant.verify(good).satisfied
-    bad = BinaryRR(opt.q0, opt.q1, prior=0.1, lip_epsilon=0.9)
+    bad = BinaryRR(opt.q0, opt.q1, prior=0.1, epsilon=ldp_tight, lip_epsilon=0.9)
     report = accountant.verify(bad)
     assert not report.satisfied
     (_, ldp), (_, lip) = list(report)
     assert ldp.satisfied and lip.slack == pytest.approx(-0.1, abs=1e-12)
+    # a budget is declared only when stated: nothing is read off the channel
+    assert BinaryRR(opt.q0, opt.q1, prior=0.1).guarantees() == []
+    assert [g.notion for g in BinaryRR(opt.q0, opt.q1, prior=0.1, lip_epsilon=1.0).guarantees()] == ["lip"]
     g = Guarantee("lip", prior=[0.9, 0.1], epsilon=1.0)
     assert g.check(good).satisfied
 
@@ -380,7 +387,7 @@ def test_kary_optimum_is_certified_and_beats_the_baselines(k: int, which: int, e
     assert cert["duality_gap"] < 1e-9 and cert["dual_infeasibility"] < 1e-9
     assert opt.risk - opt.lower_bound < 1e-9
     assert opt.channel.n_outputs <= k
-    assert accountant.check_lip(opt.channel, pi, eps).satisfied
+    assert accountant.check_lip(opt.channel, eps, prior=pi).satisfied
     assert opt.risk == pytest.approx(bayes_risk(opt.channel, pi), abs=1e-15)
     table = compare_kary(pi, eps)
     for name, row in table.items():
@@ -481,5 +488,5 @@ def test_grr_uniform_prior_mip_ratio_and_bits_counterexample(m: int) -> None:
     eps = accountant.lip_epsilon(ch, uniform)
     assert eps == pytest.approx(math.log(m - 1), rel=1e-12)
     assert accountant.mutual_information(ch, uniform) == pytest.approx(eps * (m - 2) / m, rel=1e-10)
-    assert accountant.check_mip(ch, uniform, eps).satisfied
-    assert accountant.check_mip(ch, uniform, eps, base=2).satisfied == (m < 7)
+    assert accountant.check_mip(ch, eps, prior=uniform).satisfied
+    assert accountant.check_mip(ch, eps, prior=uniform, base=2).satisfied == (m < 7)

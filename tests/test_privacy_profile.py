@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from ldpkit import GRR, IPRR, URR, ExplicitChannel, accountant
+from ldpkit import accountant
 from ldpkit.accountant import (
     check_ipldp,
-    check_minid_ldp,
+    check_minidldp,
     check_uldp,
-    id_ldp_scale,
+    idldp_scale,
     ldp_epsilon,
     lip_epsilon,
     privacy_profile,
@@ -50,9 +51,9 @@ def test_fields_match_each_notion_on_random_channels(seed: int) -> None:
     assert prof.ldp_epsilon == pytest.approx(ldp_epsilon(ch))
     assert prof.minid_scale == pytest.approx(_brute_minid_scale(ch.matrix, e), rel=1e-12)
     assert prof.lip_epsilon == pytest.approx(lip_epsilon(ch, prior))
-    res = check_ipldp(ch, e[sens], sens)
+    res = check_ipldp(ch, e[sens], sensitive=sens)
     assert prof.ipldp_satisfied == res.satisfied
-    assert prof.uldp_epsilon == pytest.approx(check_uldp(ch, 1.0, sens).uldp_epsilon)
+    assert prof.uldp_epsilon == pytest.approx(check_uldp(ch, 1.0, sensitive=sens).uldp_epsilon)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -61,9 +62,9 @@ def test_minid_scale_with_finite_budgets_decides_minid_ldp(seed: int) -> None:
     ch = random_channel(4, 4, rng=rng, concentration=5.0)
     e = rng.uniform(0.5, 2.0, size=4)
     s = privacy_profile(ch, budgets=e).minid_scale
-    assert s == pytest.approx(id_ldp_scale(ch, e, "min"))
-    assert check_minid_ldp(ch, e * s * (1 + 1e-6)).satisfied
-    assert not check_minid_ldp(ch, e * s * (1 - 1e-3)).satisfied
+    assert s == pytest.approx(idldp_scale(ch, e, r="min"))
+    assert check_minidldp(ch, e * s * (1 + 1e-6)).satisfied
+    assert not check_minidldp(ch, e * s * (1 - 1e-3)).satisfied
 
 
 def test_iprr_profile() -> None:
@@ -94,9 +95,12 @@ def test_optional_fields_stay_none() -> None:
     prof = privacy_profile(GRR(3, 1.0))
     assert prof.ldp_epsilon == pytest.approx(1.0)
     assert (prof.minid_scale, prof.ipldp_satisfied, prof.uldp_epsilon, prof.lip_epsilon) == (None,) * 4
-    assert set(prof.as_dict()) == {
-        "ldp_epsilon", "minid_scale", "ipldp_satisfied", "ipldp_slack", "uldp_epsilon", "lip_epsilon", "sensitive",
-    }
+    # one column per registered notion with a profile key, and a verdict per scale notion
+    keys = {n.profile_key for n in accountant.registered_notions() if n.profile_key}
+    assert keys == {"ldp_epsilon", "minid_scale", "ipldp_scale", "uldp_epsilon", "lip_epsilon", "mutual_information",
+                    "fldp_epsilon"}
+    assert set(prof.as_dict()) == keys | {"minid_satisfied", "ipldp_satisfied", "sensitive"}
+    assert all(prof.as_dict()[k] is None for k in keys - {"ldp_epsilon"})
     assert privacy_profile(GRR(3, 1.0), sensitive=[0]).uldp_epsilon == pytest.approx(1.0)
 
 
@@ -124,10 +128,10 @@ def test_bad_inputs_are_refused(kwargs: dict, match: str) -> None:
 
 def test_id_ldp_scale_accepts_inf_only_where_documented() -> None:
     with pytest.raises(ValueError, match="positive budgets or inf"):
-        id_ldp_scale(GRR(3, 1.0), [1.0, -math.inf, 1.0])
+        idldp_scale(GRR(3, 1.0), [1.0, -math.inf, 1.0])
     with pytest.raises(ValueError, match="finite positive"):
-        check_minid_ldp(GRR(3, 1.0), [1.0, math.inf, 1.0])
-    assert accountant.id_ldp_scale(GRR(3, 1.0), [math.inf] * 3) == 0.0
+        check_minidldp(GRR(3, 1.0), [1.0, math.inf, 1.0])
+    assert accountant.idldp_scale(GRR(3, 1.0), [math.inf] * 3) == 0.0
 
 
 def test_uldp_of_random_unary_channels_is_ldp_without_enumeration() -> None:
@@ -136,11 +140,23 @@ def test_uldp_of_random_unary_channels_is_ldp_without_enumeration() -> None:
 
     small = UnaryChannel(np.array([0.6, 0.7, 0.55]), np.array([0.2, 0.3, 0.25]))
     for sens in ([0], [0, 2], [0, 1, 2]):
-        closed = check_uldp(small, 1.0, sens)
-        enum = check_uldp(small.to_explicit(), 1.0, sens)
+        closed = check_uldp(small, 1.0, sensitive=sens)
+        enum = check_uldp(small.to_explicit(), 1.0, sensitive=sens)
         assert closed.protected is None and len(enum.protected) == 8
         assert closed.uldp_epsilon == pytest.approx(enum.uldp_epsilon, rel=1e-12)
         assert closed.satisfied == enum.satisfied
     big = OUE(200, 1.0)  # 2**200 outputs: only the closed form can answer
     prof = privacy_profile(big, budgets=np.full(200, 1.0))
     assert prof.uldp_epsilon == pytest.approx(ldp_eps(big)) and prof.minid_scale == pytest.approx(1.0)
+
+
+def test_a_notion_that_cannot_be_computed_for_the_channel_is_none() -> None:
+    """Mutual information has no closed form for unary channels: a 40-bit OUE (2**40 outputs) cannot be
+    enumerated, so its column is None while the notions with closed forms are computed."""
+    from ldpkit import OUE
+
+    prof = privacy_profile(OUE(40, 1.0), prior=np.full(40, 1 / 40))
+    assert prof.mutual_information is None
+    assert prof.ldp_epsilon == pytest.approx(1.0) and prof.lip_epsilon is not None
+    with pytest.raises(accountant.AccountingError):
+        accountant.mutual_information(OUE(40, 1.0), np.full(40, 1 / 40))

@@ -7,7 +7,7 @@
   bibliography.
 * ``environment.yml`` lists the same dependencies as ``pyproject.toml``; ``requirements-lock.txt``
   pins every one of them.
-* ``import ldpkit`` leaves the dataset, experiment and claims machinery unloaded.
+* ``import ldpkit`` leaves the dataset and experiment machinery unloaded.
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ def test_lock_file_pins_every_declared_dependency() -> None:
 
 # --------------------------------------------------------------------------------- lazy import
 
-LAZY = ("ldpkit.datasets", "ldpkit.experiments", "ldpkit.claims", "pooch", "pandas", "matplotlib")
+LAZY = ("ldpkit.datasets", "ldpkit.experiments", "ldpkit.metrics", "pooch", "pandas", "matplotlib")
 
 _PROBE = """
 import json, sys
@@ -321,10 +321,10 @@ try:
 except AttributeError as exc:
     unknown = str(exc)
 n_datasets = len(ldpkit.datasets.DATASETS)
-claims = ldpkit.claims.__name__
+metrics = ldpkit.metrics.__name__
 missing = [name for name in ldpkit.__all__ if not hasattr(ldpkit, name)]
 print(json.dumps(dict(loaded=loaded, dir_ok=dir_ok, unknown=unknown, n_datasets=n_datasets,
-                      claims=claims, missing=missing, datasets_now="ldpkit.datasets" in sys.modules)))
+                      metrics=metrics, missing=missing, datasets_now="ldpkit.datasets" in sys.modules)))
 """
 
 
@@ -337,5 +337,5 @@ def test_import_ldpkit_leaves_the_heavy_machinery_unloaded() -> None:
     assert result["dir_ok"], "dir(ldpkit) must list every name of __all__"
     assert result["unknown"] == "module 'ldpkit' has no attribute 'no_such_attribute'"
     assert result["n_datasets"] > 0 and result["datasets_now"]
-    assert result["claims"] == "ldpkit.claims"
+    assert result["metrics"] == "ldpkit.metrics"
     assert result["missing"] == []

@@ -17,7 +17,8 @@ mypy_api = pytest.importorskip("mypy.api", reason="mypy is part of the test extr
 
 
 def test_mypy_is_clean(monkeypatch: pytest.MonkeyPatch) -> None:
-    # from the repository root, so that [tool.mypy] of pyproject.toml applies (files = ["ldpkit"]);
+    # from the repository root, so that [tool.mypy] of pyproject.toml applies (files: the kit and
+    # the book's tooling);
     # no cache is read or written, so the result never depends on an earlier run
     monkeypatch.chdir(REPO)
     stdout, stderr, status = mypy_api.run(

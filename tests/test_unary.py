@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ldpkit import OUE, RAPPOR, UnaryEncoding, UnaryReports
 from ldpkit._sampling import bernoulli_matrix
+from ldpkit import accountant
 
 COUNTS = np.array([2500, 1200, 700, 300, 200, 80, 20, 0])
 
@@ -26,8 +27,8 @@ COUNTS = np.array([2500, 1200, 700, 300, 200, 80, 20, 0])
 def test_channel_enumeration_gives_declared_epsilon(cls: type, eps: float) -> None:
     mech = cls(6, eps)
     enum = mech.channel().to_explicit()
-    assert enum.ldp_epsilon() == pytest.approx(eps, rel=1e-9)
-    assert mech.channel().ldp_epsilon() == pytest.approx(eps, rel=1e-9)
+    assert accountant.ldp_epsilon(enum) == pytest.approx(eps, rel=1e-9)
+    assert accountant.ldp_epsilon(mech.channel()) == pytest.approx(eps, rel=1e-9)
 
 
 def test_parameters() -> None:
@@ -99,12 +100,17 @@ def test_bad_input() -> None:
     b=st.floats(min_value=0.05, max_value=0.95),
 )
 @settings(max_examples=40, deadline=None)
-def test_general_unary_declared_epsilon_is_tight(d: int, a: float, b: float) -> None:
+def test_general_unary_declared_epsilon_is_checked_not_copied(d: int, a: float, b: float) -> None:
     if abs(a - b) < 1e-3:
         return
-    mech = UnaryEncoding(np.full(d, a), np.full(d, b))
-    assert mech.epsilon == pytest.approx(mech.channel().to_explicit().ldp_epsilon(), abs=1e-9)
-    assert mech.epsilon == pytest.approx(abs(math.log(a * (1 - b) / ((1 - a) * b))), abs=1e-9)
+    tight = abs(math.log(a * (1 - b) / ((1 - a) * b)))
+    assert accountant.ldp_epsilon(UnaryEncoding(np.full(d, a), np.full(d, b)).channel().to_explicit()) == pytest.approx(
+        tight, abs=1e-9)
+    # the declared budget is the constructor's: verify accepts the tight value and refuses a smaller one
+    assert UnaryEncoding(np.full(d, a), np.full(d, b), epsilon=tight).epsilon == tight
+    assert accountant.verify(UnaryEncoding(np.full(d, a), np.full(d, b), epsilon=tight))
+    assert not accountant.verify(UnaryEncoding(np.full(d, a), np.full(d, b), epsilon=tight * (1 - 1e-6)))
+    assert UnaryEncoding(np.full(d, a), np.full(d, b)).guarantees() == []  # no budget given, none declared
 
 
 def test_packed_sampler_marginals_and_independence() -> None:

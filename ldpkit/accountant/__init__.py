@@ -15,20 +15,41 @@ exposing ``.channel()``.  Each notion is its own module:
 * :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose
   (FLDP chapter, :prf:ref:`def-fldp`).
 
-:func:`privacy_profile` (:mod:`~ldpkit.accountant.profile`) reports what one channel
-guarantees under each of these notions at once, to tell whether two mechanisms are compared at
-equal privacy.
+Each notion module builds one typed :class:`Notion` object (:data:`LDP`, :data:`IDLDP`,
+:data:`MINIDLDP`, :data:`IPLDP`, :data:`ULDP`, :data:`LIP`, :data:`MIP`, :data:`FLDP`): its
+budget parameter (``epsilon``, or ``budgets`` for the per-item notions) and context
+parameters, its tightest value ``notion.tightest(channel, **context)``, and its check
+``notion.check(channel, guarantee)`` returning a typed :class:`CheckResult`.  The functions
+follow one naming scheme: ``check_<notion>(channel, <budget>, *, <context>)`` returns the
+typed result, and ``<notion>_epsilon(channel, <context>)`` (``<notion>_scale(channel,
+budgets, ...)`` for per-item budgets; :func:`mutual_information` for MIP) the tightest value.
 
-How a channel is accounted for (:mod:`~ldpkit.accountant._core`): explicit channels exactly,
-by enumeration of every output; structured kinds (unary encodings here) by closed forms that
-each notion registers per channel kind with :func:`register_closed_form`, checked against
-enumeration in the tests; any other kind by enumerating ``to_explicit()`` when
+:func:`privacy_profile` (:mod:`~ldpkit.accountant.profile`) iterates the registered notions to
+report what one channel guarantees under each of them at once, to tell whether two mechanisms
+are compared at equal privacy.
+
+How a channel is accounted for (:mod:`~ldpkit.accountant._core`): channels hold only the law
+of a mechanism, and privacy is computed here, through one :class:`ClosedForms` table per
+notion: explicit channels exactly, by enumeration of every output; structured kinds (unary
+encodings, the Hadamard channels) by closed forms registered per channel kind with
+:func:`register_closed_form`, each compared with enumeration on every registry mechanism by
+one test; any other kind by enumerating ``to_explicit()`` when
 ``n_inputs * n_outputs <= MAX_ENUM_CELLS``, and otherwise an :class:`AccountingError` naming
 the channel kind and its size.
 
 Mechanisms state their guarantees as data (:class:`Guarantee` records returned by
 ``mech.guarantees()``), and :func:`verify` checks each against the channel.  Every check
 returns a :class:`CheckResult` subclass with ``satisfied``, ``slack`` and the worst witness.
+
+Construction does not verify a declared guarantee; :func:`verify` does, and the mechanism
+contract runs it on every registered family.  A guarantee is a claim kept as data, set from the
+constructor's budget and never computed from the channel, so that it can be checked and found
+false: the book builds mechanisms that state a paper's published claim in order to show the
+violation with its slack and witness.  Verifying at construction would also make building a
+mechanism slow (enumeration of up to ``MAX_ENUM_CELLS`` cells) or fail for reasons unrelated to
+its arguments (channels whose probabilities underflow at large budgets cannot be enumerated).
+Construction checks only the form of a guarantee (a known notion with its parameters); code that
+must not proceed on a false claim calls ``verify(mech, raise_on_failure=True)``.
 
 Tolerance
 ---------
@@ -42,94 +63,27 @@ rounding, and must be reported as satisfying it; a genuine violation of relative
 
 from __future__ import annotations
 
-from ._core import (
-    MAX_ENUM_CELLS,
-    REL_TOL,
-    AccountingError,
-    ChannelLike,
-    CheckResult,
-    DeclaresGuarantees,
-    Guarantee,
-    Notion,
-    SupportsChannel,
-    Verification,
-    as_channel,
-    closed_form_for,
-    dispatch,
-    enumerate_channel,
-    get_notion,
-    notions,
-    register_closed_form,
-    register_notion,
-    verify,
-)
-from .fldp import FLDPParameters, FLDPResult, check_fldp, fldp_parameters
-from .idldp import (
-    PAIR_RULES,
-    BuiltinPairRule,
-    IDLDPResult,
-    PairRule,
-    apply_pair_rule,
-    check_id_ldp,
-    check_minid_ldp,
-    fit_to_budgets,
-    id_ldp_scale,
-    resolve_pair_rule,
-)
-from .ipldp import IPLDPResult, check_ipldp
-from .ldp import LDPResult, check_ldp, ldp_epsilon
-from .lip import LIPResult, check_lip, lip_epsilon
-from .mip import MIPResult, check_mip, mutual_information
-from .profile import PrivacyProfile, privacy_profile
-from .uldp import ULDPResult, check_uldp
+# notions register in this order, which is the order of the privacy profile's columns
+from . import ldp, idldp, ipldp, uldp, lip, mip, fldp, profile  # isort: skip
+from ._core import __all__ as _core_names
+from ._core import *  # noqa: F403 - the package re-exports each module's public names
+from .fldp import *  # noqa: F403
+from .idldp import *  # noqa: F403
+from .ipldp import *  # noqa: F403
+from .ldp import *  # noqa: F403
+from .lip import *  # noqa: F403
+from .mip import *  # noqa: F403
+from .profile import *  # noqa: F403
+from .uldp import *  # noqa: F403
 
 __all__ = [
-    "REL_TOL",
-    "MAX_ENUM_CELLS",
-    "AccountingError",
-    "ChannelLike",
-    "CheckResult",
-    "DeclaresGuarantees",
-    "Guarantee",
-    "Notion",
-    "SupportsChannel",
-    "Verification",
-    "as_channel",
-    "closed_form_for",
-    "dispatch",
-    "enumerate_channel",
-    "get_notion",
-    "notions",
-    "register_closed_form",
-    "register_notion",
-    "verify",
-    "LDPResult",
-    "check_ldp",
-    "ldp_epsilon",
-    "PAIR_RULES",
-    "BuiltinPairRule",
-    "PairRule",
-    "IDLDPResult",
-    "apply_pair_rule",
-    "check_id_ldp",
-    "check_minid_ldp",
-    "fit_to_budgets",
-    "id_ldp_scale",
-    "resolve_pair_rule",
-    "IPLDPResult",
-    "check_ipldp",
-    "ULDPResult",
-    "check_uldp",
-    "LIPResult",
-    "check_lip",
-    "lip_epsilon",
-    "PrivacyProfile",
-    "privacy_profile",
-    "MIPResult",
-    "check_mip",
-    "mutual_information",
-    "FLDPParameters",
-    "FLDPResult",
-    "check_fldp",
-    "fldp_parameters",
+    *_core_names,
+    *ldp.__all__,
+    *idldp.__all__,
+    *ipldp.__all__,
+    *uldp.__all__,
+    *lip.__all__,
+    *mip.__all__,
+    *fldp.__all__,
+    *profile.__all__,
 ]

@@ -1,19 +1,22 @@
-"""The accountant's machinery: tolerance, dispatch on channel kinds, results, guarantees.
+"""The accountant's machinery: tolerance, closed-form tables, notions, results, guarantees.
 
-Every privacy notion is a module of this package (:mod:`~ldpkit.accountant.ldp`,
-:mod:`~ldpkit.accountant.idldp`, ...).  A notion module
+Privacy is computed here and nowhere else: channels (:mod:`ldpkit.channels`) hold the law of
+a mechanism, and every privacy quantity of a channel goes through one :class:`~ldpkit.accountant.ClosedForms`
+table per notion.  A notion module of this package (:mod:`~ldpkit.accountant.ldp`,
+:mod:`~ldpkit.accountant.idldp`, ...)
 
-* implements its computation for explicit channels (exact, by enumeration of the outputs);
-* registers closed forms for structured channel kinds with :func:`~ldpkit.accountant.register_closed_form`
-  (the unary encodings' kind here; later families register their own kinds from their own
-  modules);
-* registers itself with :func:`~ldpkit.accountant.register_notion`, so that a
-  :class:`~ldpkit.accountant.Guarantee` naming it can be verified by :func:`~ldpkit.accountant.verify`.
+* registers the exact enumeration for :class:`~ldpkit.channels.ExplicitChannel` in its table;
+* registers closed forms for the structured channel kinds of :mod:`ldpkit.channels` (unary
+  encodings, the Hadamard channels) in the same table; a channel kind defined elsewhere adds
+  its own with :func:`~ldpkit.accountant.register_closed_form`;
+* builds one :class:`~ldpkit.accountant.Notion` (its budget and context parameters, its tightest value, its check
+  returning a typed :class:`~ldpkit.accountant.CheckResult`) and registers it with :func:`~ldpkit.accountant.register_notion`, so
+  that :class:`~ldpkit.accountant.Guarantee`, :func:`~ldpkit.accountant.verify` and :func:`~ldpkit.accountant.privacy_profile` know it.
 
-:func:`~ldpkit.accountant.dispatch` picks the computation for a channel: the closed form registered for the
-channel's class (or the nearest base class), else exact enumeration of
+:meth:`~ldpkit.accountant.ClosedForms.compute` picks the computation for a channel: the closed form registered
+for the channel's class (or the nearest base class), else exact enumeration of
 :meth:`~ldpkit.channels.Channel.to_explicit` when the channel is small enough
-(``n_inputs * n_outputs <= MAX_ENUM_CELLS``), else an :class:`AccountingError` naming the
+(``n_inputs * n_outputs <= MAX_ENUM_CELLS``), else an :class:`~ldpkit.accountant.AccountingError` naming the
 channel kind and its size.  No ``isinstance`` chain: a new channel kind is accounted for as
 soon as it implements the :class:`~ldpkit.channels.Channel` interface.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar, Union
+from typing import Any, ClassVar, Generic, NamedTuple, Optional, Protocol, TypeVar, Union, cast
 
 import numpy as np
 
@@ -36,6 +39,7 @@ __all__ = [
     "AccountingError",
     "ChannelLike",
     "CheckResult",
+    "ClosedForms",
     "DeclaresGuarantees",
     "Guarantee",
     "Notion",
@@ -43,15 +47,17 @@ __all__ = [
     "Verification",
     "as_channel",
     "closed_form_for",
-    "describe",
+    "closed_forms",
     "dispatch",
     "enumerate_channel",
     "get_notion",
     "notions",
     "register_closed_form",
     "register_notion",
+    "registered_notions",
+    "unregister_notion",
     "verify",
-    "within",
+    "Witness",
 ]
 
 #: relative tolerance of every ``check_*`` function (see :mod:`ldpkit.accountant`)
@@ -150,8 +156,123 @@ def require_pairs(ch: Channel) -> int:
 
 
 # ---------------------------------------------------------------------------- closed forms
+_V = TypeVar("_V")
 _F = TypeVar("_F", bound=Callable[..., Any])
-_CLOSED_FORMS: dict[str, dict[type, Callable[..., Any]]] = {}
+
+
+class Witness(NamedTuple):
+    """A computed privacy loss with the inputs and output attaining it (what the ratio closed forms return).
+
+    ``inputs`` is ``(x, x')`` for the pairwise notions and ``(x,)`` for LIP; ``output`` is the
+    worst output when the computation enumerated outputs, else ``None``.  A plain tuple
+    ``(value, inputs, output)`` returned by a closed form registered from outside is read the
+    same way.
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import Witness
+    >>> Witness(1.0, (0, 1), None).value
+    1.0
+    """
+
+    value: float
+    inputs: tuple[int, ...]
+    output: Optional[int]
+
+
+class ClosedForms(Generic[_V]):
+    """The computations of one quantity, per channel kind, that :meth:`compute` dispatches between.
+
+    The entry registered for :class:`~ldpkit.channels.ExplicitChannel` is the exact
+    enumeration; an entry for a structured kind is a closed form, which may return
+    ``NotImplemented`` when it does not cover a particular channel (the accountant then
+    enumerates).  Every notion owns one table, named after it; :func:`register_closed_form`
+    adds to it from any module, so a new channel kind brings its closed forms with it.
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import closed_forms
+    >>> from ldpkit.channels import ExplicitChannel, UnaryChannel
+    >>> table = closed_forms("ldp")
+    >>> ExplicitChannel in table.kinds() and UnaryChannel in table.kinds()
+    True
+    """
+
+    def __init__(self, name: str, what: str | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a closed-form table needs a non-empty name, got {describe(name)}")
+        self.name = name
+        self.what = what or name
+        self._table: dict[type, Callable[..., Any]] = {}
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(k.__name__ for k in self._table)
+        return f"ClosedForms({self.name!r}: {kinds})"
+
+    def register(self, kind: type) -> Callable[[_F], _F]:
+        """Decorator: the decorated ``func(channel, *args)`` computes this quantity for channels of class ``kind``."""
+        if not isinstance(kind, type) or not issubclass(kind, Channel):
+            raise ValueError(f"kind must be a Channel subclass, got {describe(kind)}")
+
+        def decorator(func: _F) -> _F:
+            if not callable(func):
+                raise ValueError(f"closed form for {self.name!r} must be callable, got {describe(func)}")
+            self._table[kind] = func
+            return func
+
+        return decorator
+
+    def kinds(self) -> tuple[type, ...]:
+        """The channel classes with a registered computation (the explicit enumeration among them)."""
+        return tuple(self._table)
+
+    def lookup(self, kind: type) -> Callable[..., Any] | None:
+        """The computation registered for ``kind`` or its nearest base class, else ``None``."""
+        for cls in kind.__mro__:
+            if cls in self._table:
+                return self._table[cls]
+        return None
+
+    def closed_form(self, ch: Channel, *args: Any, **kwargs: Any) -> Any:
+        """The closed form's value for ``ch``, or ``NotImplemented`` when none applies (no enumeration)."""
+        func = self.lookup(type(ch))
+        if func is None or isinstance(ch, ExplicitChannel):
+            return NotImplemented
+        return func(ch, *args, **kwargs)
+
+    def enumerate(self, ch: Channel, *args: Any, **kwargs: Any) -> _V:
+        """The value by exact enumeration of ``ch`` (guarded by :data:`MAX_ENUM_CELLS`)."""
+        explicit = enumerate_channel(ch, self.what)
+        base = self._table.get(ExplicitChannel)
+        if base is None:  # pragma: no cover - every table registers its explicit form
+            raise AccountingError(f"{self.what}: no computation is registered for explicit channels")
+        out: _V = base(explicit, *args, **kwargs)
+        return out
+
+    def compute(self, ch: Channel, *args: Any, **kwargs: Any) -> _V:
+        """The closed form registered for the channel's kind, else exact enumeration.
+
+        Raises
+        ------
+        AccountingError
+            When no closed form applies and the channel is too large to enumerate.
+        """
+        out = self.closed_form(ch, *args, **kwargs)
+        if out is not NotImplemented:
+            return cast(_V, out)
+        return self.enumerate(ch, *args, **kwargs)
+
+
+_CLOSED_FORMS: dict[str, ClosedForms[Any]] = {}
+
+
+def closed_forms(name: str, what: str | None = None) -> ClosedForms[Any]:
+    """The closed-form table called ``name`` (created empty on first use)."""
+    if name not in _CLOSED_FORMS:
+        _CLOSED_FORMS[name] = ClosedForms(name, what)
+    elif what is not None:
+        _CLOSED_FORMS[name].what = what
+    return _CLOSED_FORMS[name]
 
 
 def register_closed_form(notion: str, kind: type) -> Callable[[_F], _F]:
@@ -161,7 +282,8 @@ def register_closed_form(notion: str, kind: type) -> Callable[[_F], _F]:
     ``NotImplemented`` when its closed form does not cover this particular channel (for
     example a unary channel with deterministic bits), and the accountant then falls back to
     enumeration.  Registering for :class:`~ldpkit.channels.ExplicitChannel` defines the
-    enumeration itself.
+    enumeration itself.  Every registered closed form is compared with enumeration on every
+    registry mechanism it applies to by one test (``tests/test_accountant.py``).
 
     Examples
     --------
@@ -175,25 +297,12 @@ def register_closed_form(notion: str, kind: type) -> Callable[[_F], _F]:
     """
     if not isinstance(notion, str) or not notion:
         raise ValueError(f"notion must be a non-empty string, got {describe(notion)}")
-    if not isinstance(kind, type) or not issubclass(kind, Channel):
-        raise ValueError(f"kind must be a Channel subclass, got {describe(kind)}")
-
-    def decorator(func: _F) -> _F:
-        if not callable(func):
-            raise ValueError(f"closed form for {notion!r} must be callable, got {describe(func)}")
-        _CLOSED_FORMS.setdefault(notion, {})[kind] = func
-        return func
-
-    return decorator
+    return closed_forms(notion).register(kind)
 
 
 def closed_form_for(notion: str, kind: type) -> Callable[..., Any] | None:
     """The computation registered for ``notion`` on ``kind`` or its nearest base class."""
-    table = _CLOSED_FORMS.get(notion, {})
-    for cls in kind.__mro__:
-        if cls in table:
-            return table[cls]
-    return None
+    return _CLOSED_FORMS[notion].lookup(kind) if notion in _CLOSED_FORMS else None
 
 
 def _size_text(ch: Channel) -> str:
@@ -228,25 +337,20 @@ def enumerate_channel(ch: Channel, what: str) -> ExplicitChannel:
     return ex
 
 
-def dispatch(notion: str, ch: Channel, *args: Any, what: str | None = None, **kwargs: Any) -> Any:
-    """Compute ``notion`` on ``ch``: its kind's closed form, else exact enumeration.
+def dispatch(notion: str, ch: Channel, *args: Any, **kwargs: Any) -> Any:
+    """Compute ``notion`` on ``ch`` through its closed-form table: the kind's closed form, else enumeration.
+
+    Notion modules call their typed table (:meth:`ClosedForms.compute`) directly; this
+    name-based form serves closed forms registered from outside the accountant.
 
     Raises
     ------
     AccountingError
         When no closed form applies and the channel is too large to enumerate.
     """
-    label = what or notion
-    func = closed_form_for(notion, type(ch))
-    if func is not None:
-        out = func(ch, *args, **kwargs)
-        if out is not NotImplemented:
-            return out
-    explicit = enumerate_channel(ch, label)
-    base = closed_form_for(notion, ExplicitChannel)
-    if base is None:  # pragma: no cover - every notion module registers its explicit form
-        raise AccountingError(f"{label}: no computation is registered for explicit channels")
-    return base(explicit, *args, **kwargs)
+    if notion not in _CLOSED_FORMS:
+        raise AccountingError(f"{notion}: no computation is registered for this notion")
+    return _CLOSED_FORMS[notion].compute(ch, *args, **kwargs)
 
 
 # ---------------------------------------------------------------------------- results
@@ -298,37 +402,133 @@ class CheckResult:
 
 
 # ---------------------------------------------------------------------------- notions
-@dataclass(frozen=True)
-class Notion:
-    """A privacy notion the accountant can check: its name, check function and parameters.
+_R = TypeVar("_R", bound=CheckResult, covariant=True)
 
-    ``check(channel, **parameters)`` returns a :class:`CheckResult`.  ``required`` and
-    ``optional`` name the keyword parameters a :class:`Guarantee` of this notion may carry.
+
+@dataclass(frozen=True)
+class Notion(Generic[_R]):
+    """A privacy notion: its parameters, its tightest value and its check, computed in one place.
+
+    Every notion module makes one and registers it (:func:`register_notion`); the accountant's
+    functions, :class:`Guarantee`, :func:`verify` and :func:`privacy_profile` all go through
+    it, so a new notion module is picked up by each of them with no other edit.
+
+    Attributes
+    ----------
+    name
+        The notion's name in guarantees (``"ldp"``, ``"minid-ldp"``, ...).
+    budget
+        The parameter that carries the budget: ``"epsilon"`` (a number) or ``"budgets"`` (one
+        per item).
+    context
+        The other parameters a guarantee must state (``("sensitive",)``, ``("prior",)``, ...).
+    optional
+        Parameters a guarantee may state (with defaults).
+    scale
+        ``False``: :meth:`tightest` returns the smallest budget the channel satisfies.
+        ``True`` (per-item budgets): it returns the smallest factor ``s`` such that the channel
+        satisfies the budgets scaled by ``s``, so the channel satisfies the budgets exactly
+        when ``s <= 1``.
+    profile_key
+        Name of the notion's column in :class:`~ldpkit.accountant.PrivacyProfile` (``None``:
+        not reported there).
+    label
+        The book's label of the definition.
+    forms
+        Name of the :class:`ClosedForms` table it is computed through (default: its name).
+    applies
+        Which channels the notion is defined for (default: every channel with two inputs).
 
     Examples
     --------
-    >>> from ldpkit.accountant import get_notion
+    >>> from ldpkit import GRR
+    >>> from ldpkit.accountant import Guarantee, get_notion
     >>> uldp = get_notion("uldp")
     >>> uldp.required, uldp.optional
     (('epsilon', 'sensitive'), ('protected',))
+    >>> round(uldp.tightest(GRR(3, 1.0), sensitive=[0]), 6)
+    1.0
+    >>> uldp.check(GRR(3, 1.0), Guarantee("uldp", epsilon=0.5, sensitive=[0])).satisfied
+    False
     """
 
     name: str
-    check: Callable[..., CheckResult]
-    required: tuple[str, ...]
+    check_fn: Callable[..., _R] = field(repr=False)
+    tightest_fn: Callable[..., float] = field(repr=False)
+    budget: str = "epsilon"
+    context: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
+    scale: bool = False
+    profile_key: Optional[str] = None
+    label: str = ""
     description: str = ""
+    forms: str = ""
+    applies: Optional[Callable[[Channel], bool]] = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a notion needs a non-empty name, got {describe(self.name)}")
+        if self.budget not in ("epsilon", "budgets"):
+            raise ValueError(f"budget of {self.name!r} must be 'epsilon' or 'budgets', got {describe(self.budget)}")
+        if not callable(self.check_fn) or not callable(self.tightest_fn):
+            raise ValueError(f"notion {self.name!r} needs callable check_fn and tightest_fn")
+        if self.scale != (self.budget == "budgets"):
+            raise ValueError(f"notion {self.name!r}: a scale notion is one with per-item budgets (and only those)")
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The parameters a guarantee of this notion must state (the budget, then the context)."""
+        return (self.budget, *self.context)
+
+    @property
+    def tightest_needs(self) -> tuple[str, ...]:
+        """The parameters :meth:`tightest` needs (the context, and the budget direction of a scale notion)."""
+        return self.required if self.scale else self.context
+
+    @property
+    def closed_forms(self) -> ClosedForms[Any]:
+        """The table of computations per channel kind this notion is computed through."""
+        return closed_forms(self.forms or self.name)
+
+    def applies_to(self, ch: ChannelLike) -> bool:
+        """Whether the notion is defined for this channel (IPLDP, for one, needs a square channel)."""
+        return True if self.applies is None else bool(self.applies(as_channel(ch)))
+
+    def tightest(self, ch: ChannelLike, **context: Any) -> float:
+        """The smallest parameter the channel satisfies (``inf`` when none): a budget, or a scale (see :attr:`scale`)."""
+        missing = [p for p in self.tightest_needs if p not in context]
+        if missing:
+            raise ValueError(f"{self.name}: tightest() needs {', '.join(missing)}")
+        return float(self.tightest_fn(as_channel(ch), **context))
+
+    def check(self, ch: ChannelLike, guarantee: "Guarantee") -> _R:
+        """Check ``guarantee`` (a :class:`Guarantee` of this notion) against the channel: a typed result."""
+        if not isinstance(guarantee, Guarantee):
+            raise ArgumentTypeError(f"{self.name}: check() needs a Guarantee, got {describe(guarantee)}")
+        if guarantee.notion != self.name:
+            raise ValueError(f"{self.name}: cannot check a {guarantee.notion!r} guarantee")
+        return self.check_fn(as_channel(ch), **guarantee.params)
+
+    def guarantee(self, **params: Any) -> "Guarantee":
+        """A :class:`Guarantee` of this notion with ``params`` (validated against :attr:`required`)."""
+        return Guarantee(self.name, **params)
 
 
-_NOTIONS: dict[str, Notion] = {}
+_NOTIONS: dict[str, Notion[CheckResult]] = {}
 
 
-def register_notion(notion: Notion) -> Notion:
-    """Make ``notion`` available to :class:`Guarantee` and :func:`verify` (returns it)."""
+def register_notion(notion: Notion[_R]) -> Notion[_R]:
+    """Make ``notion`` available to :class:`Guarantee`, :func:`verify` and the privacy profile (returns it)."""
     if not isinstance(notion, Notion):
         raise ValueError(f"expected a Notion, got {describe(notion)}")
     _NOTIONS[notion.name] = notion
     return notion
+
+
+def unregister_notion(name: str) -> None:
+    """Remove a notion (tests that register their own notion clean up with this)."""
+    get_notion(name)
+    del _NOTIONS[name]
 
 
 def notions() -> tuple[str, ...]:
@@ -336,7 +536,12 @@ def notions() -> tuple[str, ...]:
     return tuple(sorted(_NOTIONS))
 
 
-def get_notion(name: str) -> Notion:
+def registered_notions() -> tuple[Notion[CheckResult], ...]:
+    """Every registered notion, in registration order."""
+    return tuple(_NOTIONS.values())
+
+
+def get_notion(name: str) -> Notion[CheckResult]:
     """The registered :class:`Notion` called ``name`` (ValueError listing the known ones)."""
     if not isinstance(name, str):
         known = ", ".join(notions())
@@ -393,11 +598,16 @@ class Guarantee:
             return False
         return all(_same(self.params[k], other.params[k]) for k in self.params)
 
-    __hash__ = None  # type: ignore[assignment]
+    def key(self) -> tuple[object, ...]:
+        """A hashable canonical form: the notion and every parameter (arrays as tuples of floats)."""
+        return (self.notion, tuple(sorted((k, _canonical(v)) for k, v in self.params.items())))
+
+    def __hash__(self) -> int:
+        return hash(self.key())
 
     def check(self, obj: ChannelLike) -> CheckResult:
         """Check this guarantee against a channel or a mechanism's channel."""
-        return get_notion(self.notion).check(as_channel(obj), **self.params)
+        return get_notion(self.notion).check(obj, self)
 
 
 def _short(value: Any) -> str:
@@ -406,6 +616,14 @@ def _short(value: Any) -> str:
             return repr(value.tolist())
         return f"<array of {value.size}>"
     return describe(value)
+
+
+def _canonical(value: Any) -> object:
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return tuple(np.asarray(value).ravel().tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -429,6 +647,10 @@ class Verification:
     (1, True)
     >>> [row["guarantee"] for row in report.rows()]
     ["Guarantee('uldp', epsilon=1.0, sensitive=[0, 1])"]
+    >>> print(report)  # doctest: +NORMALIZE_WHITESPACE
+    URR(d=4, uldp_epsilon=1, d_s=2)
+    guarantee                                          holds  slack  worst inputs
+    Guarantee('uldp', epsilon=1.0, sensitive=[0, 1])  yes    0      (0, 1)
     """
 
     mechanism: str
@@ -439,6 +661,19 @@ class Verification:
         """Whether every declared guarantee holds."""
         return all(r.satisfied for _, r in self.results)
 
+    def __bool__(self) -> bool:
+        """Truthy exactly when every declared guarantee holds (``if verify(mech): ...``)."""
+        return self.satisfied
+
+    def __str__(self) -> str:
+        """A plain-text table: one line per guarantee with its verdict, slack and witness."""
+        head = ("guarantee", "holds", "slack", "worst inputs")
+        body = [(repr(g), "yes" if r.satisfied else "NO", _slack_text(r.slack), str(r.worst_inputs)) for g, r in self.results]
+        widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head))]
+        lines = [self.mechanism, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in body]
+        return "\n".join(line.rstrip() for line in lines)
+
     def __iter__(self) -> Iterator[tuple[Guarantee, CheckResult]]:
         return iter(self.results)
 
@@ -448,6 +683,11 @@ class Verification:
     def rows(self) -> list[dict[str, Any]]:
         """One row per guarantee (for the synthesis tables)."""
         return [{"mechanism": self.mechanism, "guarantee": repr(g), **r.summary()} for g, r in self.results]
+
+
+def _slack_text(slack: float) -> str:
+    """The slack to 4 significant digits, rounding-level values (below :data:`REL_TOL`) shown as 0."""
+    return "0" if abs(slack) < REL_TOL else f"{slack:.4g}"
 
 
 def verify(mech: DeclaresGuarantees, *, raise_on_failure: bool = False) -> Verification:
@@ -485,9 +725,3 @@ def verify(mech: DeclaresGuarantees, *, raise_on_failure: bool = False) -> Verif
         g, r = next((g, r) for g, r in results if not r.satisfied)
         raise ValueError(f"{out.mechanism} violates its declared {g!r}: slack {r.slack!r} at {r.worst_inputs}")
     return out
-
-
-def finite_or_inf(value: float) -> float:
-    """``value`` as a float, mapping NaN (never expected) to ``inf`` so that checks fail loudly."""
-    v = float(value)
-    return math.inf if math.isnan(v) else v

@@ -15,21 +15,11 @@ import numpy as np
 
 from .._validation import check_positive_real, check_probability
 from ..channels import ExplicitChannel, HadamardChannel, UnaryChannel
-from ._core import (
-    ChannelLike,
-    MAX_ENUM_CELLS,
-    CheckResult,
-    Notion,
-    as_channel,
-    dispatch,
-    register_closed_form,
-    register_notion,
-    require_pairs,
-    within,
-)
-from .ldp import top2_max_sum
+from ._core import ChannelLike, MAX_ENUM_CELLS, CheckResult, ClosedForms, Notion
+from ._core import as_channel, closed_forms, register_notion, require_pairs, within
+from .ldp import hadamard_log_ratio, top2_max_sum
 
-__all__ = ["FLDPParameters", "FLDPResult", "check_fldp", "fldp_parameters"]
+__all__ = ["FLDP", "FLDPParameters", "FLDPResult", "check_fldp", "fldp_epsilon", "fldp_parameters"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +83,9 @@ class FLDPResult(CheckResult):
     parameters: FLDPParameters
 
 
+_FLDP: ClosedForms[FLDPParameters] = closed_forms("fldp", "FLDP")
+
+
 def _bottom2_min_prod(f: np.ndarray, g: np.ndarray) -> tuple[float, int, int]:
     """``min_{i != j} f[i] * g[j]`` for non-negative ``f``, ``g``."""
     oi = np.argsort(f, kind="stable")[:2]
@@ -110,7 +103,7 @@ def _bit_support(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p < 1, p > 0
 
 
-@register_closed_form("fldp", ExplicitChannel)
+@_FLDP.register(ExplicitChannel)
 def _fldp_explicit_channel(ch: ExplicitChannel) -> FLDPParameters:
     return _fldp_explicit(ch.matrix)
 
@@ -141,7 +134,7 @@ def _fldp_explicit(m: np.ndarray) -> FLDPParameters:
     return FLDPParameters(float(frac[fx, fxp]), (int(fx), int(fxp)), eps_best, (rx, rxp), hiding)
 
 
-@register_closed_form("fldp", UnaryChannel)
+@_FLDP.register(UnaryChannel)
 def _fldp_unary(ch: UnaryChannel) -> FLDPParameters:
     a, b = ch.a, ch.b
     a0, a1 = _bit_support(a)
@@ -168,7 +161,7 @@ def _fldp_unary(ch: UnaryChannel) -> FLDPParameters:
     return FLDPParameters(frac, (fx, fxp), float(eps), (rx, rxp), hiding)
 
 
-@register_closed_form("fldp", HadamardChannel)
+@_FLDP.register(HadamardChannel)
 def _fldp_hadamard(ch: HadamardChannel) -> FLDPParameters | object:
     """FLDP parameters of the Hadamard channels without enumerating their outputs (``0 < p, q``).
 
@@ -184,7 +177,7 @@ def _fldp_hadamard(ch: HadamardChannel) -> FLDPParameters | object:
     """
     if min(ch.p, ch.q) <= 0.0:
         return NotImplemented
-    eps = ch.log_ratio()
+    eps = hadamard_log_ratio(ch)
     if not ch.paired:
         return FLDPParameters(1.0, (0, 1), eps, (0, 1), 1.0)
     producers = (ch.d - ch.column_sums()[1:]) // 2  # rows with H[r, w] = -1, for w = 1..K-1
@@ -225,10 +218,34 @@ def fldp_parameters(ch: ChannelLike) -> FLDPParameters:
     """
     ch = as_channel(ch)
     require_pairs(ch)
-    return dispatch("fldp", ch, what="FLDP")
+    return _FLDP.compute(ch)
 
 
-def check_fldp(ch: ChannelLike, alpha: float, epsilon: float) -> FLDPResult:
+def _check_alpha(alpha: float) -> float:
+    a = check_probability(alpha, "alpha")
+    if a == 0.0:
+        raise ValueError(f"alpha must be a probability in (0, 1], got {alpha!r}")
+    return a
+
+
+def fldp_epsilon(ch: ChannelLike, alpha: float) -> float:
+    """Smallest ``eps`` with ``(alpha, eps)``-FLDP (reconstruction of :func:`fldp_parameters`); ``inf`` if the ranges share too little.
+
+    The shared-output condition does not involve ``eps``: when ``shared_fraction < alpha`` no
+    ``eps`` helps.  FLDP chapter, :prf:ref:`def-fldp`.
+
+    Examples
+    --------
+    >>> from ldpkit import FHR, accountant
+    >>> round(accountant.fldp_epsilon(FHR(5, fldp_epsilon=1.0), alpha=0.5), 6), accountant.fldp_epsilon(FHR(5, fldp_epsilon=1.0), alpha=0.6)
+    (1.0, inf)
+    """
+    a = _check_alpha(alpha)
+    params = fldp_parameters(ch)
+    return float(params.epsilon) if params.shared_fraction >= a - 1e-12 else math.inf
+
+
+def check_fldp(ch: ChannelLike, epsilon: float, *, alpha: float) -> FLDPResult:
     """Check ``(alpha, eps)``-FLDP as reconstructed in :func:`fldp_parameters`.
 
     Satisfied when ``shared_fraction >= alpha`` (exact count comparison, with a ``1e-12``
@@ -237,9 +254,7 @@ def check_fldp(ch: ChannelLike, alpha: float, epsilon: float) -> FLDPResult:
     FLDP chapter, :prf:ref:`def-fldp`.
     """
     ch = as_channel(ch)
-    a = check_probability(alpha, "alpha")
-    if a == 0.0:
-        raise ValueError(f"alpha must be a probability in (0, 1], got {alpha!r}")
+    a = _check_alpha(alpha)
     eps = check_positive_real(epsilon, "epsilon")
     params = fldp_parameters(ch)
     fraction_ok = params.shared_fraction >= a - 1e-12
@@ -260,7 +275,7 @@ def check_fldp(ch: ChannelLike, alpha: float, epsilon: float) -> FLDPResult:
     )
 
 
-register_notion(
-    Notion("fldp", check_fldp, required=("alpha", "epsilon"),
+FLDP: Notion[FLDPResult] = register_notion(
+    Notion("fldp", check_fldp, fldp_epsilon, context=("alpha",), profile_key="fldp_epsilon", label="def-fldp",
            description="flexible LDP, pairwise reconstruction (Zhao et al., def-fldp)")
 )

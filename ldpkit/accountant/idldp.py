@@ -18,32 +18,25 @@ from typing import Any, Literal, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import ArgumentTypeError, check_budget_vector, check_positive_real, real_array
+from .._validation import ArgumentTypeError, check_budget_vector, check_positive_real, describe, real_array
 from ..channels import Channel, ExplicitChannel, UnaryChannel, mix_with_uniform
-from ._core import (
-    ChannelLike,
-    CheckResult,
-    Notion,
-    as_channel,
-    closed_form_for,
-    describe,
-    enumerate_channel,
-    register_closed_form,
-    register_notion,
-    require_pairs,
-    within,
-)
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel
+from ._core import closed_forms, enumerate_channel, register_notion, require_pairs, within
+from .ldp import pairwise_log_ratio, unary_loss_terms
 
 __all__ = [
     "BuiltinPairRule",
+    "IDLDP",
+    "MINIDLDP",
     "PairRule",
     "IDLDPResult",
     "PAIR_RULES",
     "apply_pair_rule",
-    "check_id_ldp",
-    "check_minid_ldp",
+    "check_idldp",
+    "check_minidldp",
     "fit_to_budgets",
-    "id_ldp_scale",
+    "idldp_scale",
+    "minidldp_scale",
     "resolve_pair_rule",
 ]
 
@@ -52,6 +45,9 @@ BuiltinPairRule = Literal["min", "average", "max"]
 
 #: a pair rule: a built-in name or a vectorised callable ``r(e1, e2)``
 PairRule = Union[BuiltinPairRule, Callable[[np.ndarray, np.ndarray], Any]]
+
+#: a vectorised pair rule ``r(e1, e2)`` as the blocked reductions call it
+RuleFunction = Callable[[np.ndarray, np.ndarray], Any]
 
 #: the built-in pair rules (all positively homogeneous)
 PAIR_RULES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -64,6 +60,9 @@ PAIR_RULES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 _BLOCK_ELEMENTS = 1 << 21
 
 Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+#: the ID-LDP computations per channel kind, each yielding blocks ``(L, A, X, X', Y)`` of ordered pairs
+_IDLDP: ClosedForms[Iterator[Block]] = closed_forms("id-ldp", "ID-LDP")
 
 
 def resolve_pair_rule(r: PairRule) -> tuple[str, Callable[[np.ndarray, np.ndarray], Any]]:
@@ -119,7 +118,7 @@ class IDLDPResult(CheckResult):
     Examples
     --------
     >>> from ldpkit import GRR, accountant
-    >>> res = accountant.check_id_ldp(GRR(3, 1.0), [0.5, 2.0, 2.0], r="min")
+    >>> res = accountant.check_idldp(GRR(3, 1.0), [0.5, 2.0, 2.0], r="min")
     >>> res.satisfied, res.rule, res.worst_pair, round(res.worst_log_ratio, 6), res.allowed
     (False, 'min', (0, 1), 1.0, 0.5)
     """
@@ -154,7 +153,7 @@ def _explicit_pair_rows(m: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _row_blocks(
-    d: int, e: np.ndarray, rule: Callable, rows_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    d: int, e: np.ndarray, rule: RuleFunction, rows_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 ) -> Iterator[Block]:
     step = max(1, _BLOCK_ELEMENTS // d)
     for start in range(0, d, step):
@@ -167,15 +166,15 @@ def _row_blocks(
         yield L, A, X, XP, Y
 
 
-@register_closed_form("id-ldp", ExplicitChannel)
-def _explicit_blocks(ch: ExplicitChannel, e: np.ndarray, rule: Callable) -> Iterator[Block]:
+@_IDLDP.register(ExplicitChannel)
+def _explicit_blocks(ch: ExplicitChannel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
     """Every ordered pair, by enumeration of the outputs."""
     return _row_blocks(ch.n_inputs, e, rule, lambda rows: _explicit_pair_rows(ch.matrix, rows))
 
 
-def _dense_blocks(ch: Channel, e: np.ndarray, rule: Callable) -> Iterator[Block]:
+def _dense_blocks(ch: Channel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
     """Every ordered pair, from the channel's full ``d x d`` log-ratio matrix."""
-    full = ch.pairwise_log_ratio()
+    full = pairwise_log_ratio(ch)
 
     def rows_fn(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return full[rows].copy(), np.full((rows.size, full.shape[1]), -1, dtype=np.int64)
@@ -183,8 +182,8 @@ def _dense_blocks(ch: Channel, e: np.ndarray, rule: Callable) -> Iterator[Block]
     return _row_blocks(ch.n_inputs, e, rule, rows_fn)
 
 
-@register_closed_form("id-ldp", UnaryChannel)
-def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: Callable) -> Iterator[Block]:
+@_IDLDP.register(UnaryChannel)
+def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
     """Unary closed form on classes of equal ``(u, v, eps)``: one pair per class pair.
 
     ``L(x, x') = u[x] + v[x']`` for ``x != x'`` (Foundations chapter,
@@ -193,7 +192,7 @@ def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: Callable) -> Iter
     ``L = -inf``.
     """
     d = ch.n_inputs
-    u, v = ch.separable_log_ratio()
+    u, v = unary_loss_terms(ch)
     keys = np.column_stack([u, v, e])
     uniq, first, inverse, counts = np.unique(keys, axis=0, return_index=True, return_inverse=True, return_counts=True)
     inverse = np.asarray(inverse).reshape(-1)
@@ -218,7 +217,7 @@ def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: Callable) -> Iter
 Method = Literal["auto", "dense", "classes"]
 
 
-def _blocks(ch: Channel, e: np.ndarray, rule: Callable, method: Method) -> Iterator[Block]:
+def _blocks(ch: Channel, e: np.ndarray, rule: RuleFunction, method: Method) -> Iterator[Block]:
     if not isinstance(method, str) or method not in ("auto", "dense", "classes"):
         raise ValueError(f"unknown method={method!r}; expected 'auto', 'dense' or 'classes'")
     if method == "dense":
@@ -227,15 +226,10 @@ def _blocks(ch: Channel, e: np.ndarray, rule: Callable, method: Method) -> Itera
         if not isinstance(ch, UnaryChannel):
             raise ValueError(f"method='classes' needs a UnaryChannel, got {type(ch).__name__}")
         return _unary_class_blocks(ch, e, rule)
-    func = closed_form_for("id-ldp", type(ch))
-    if func is not None:
-        out = func(ch, e, rule)
-        if out is not NotImplemented:
-            return out
-    return _explicit_blocks(enumerate_channel(ch, "ID-LDP"), e, rule)
+    return _IDLDP.compute(ch, e, rule)
 
 
-def check_id_ldp(ch: ChannelLike, budgets: ArrayLike, r: PairRule = "min", method: Method = "auto") -> IDLDPResult:
+def check_idldp(ch: ChannelLike, budgets: ArrayLike, *, r: PairRule = "min", method: Method = "auto") -> IDLDPResult:
     """Check E-ID-LDP (Gu et al., Definition 2) for the budget vector ``E = budgets``.
 
     A channel satisfies E-ID-LDP with pair rule ``r`` when for every pair of inputs
@@ -260,7 +254,7 @@ def check_id_ldp(ch: ChannelLike, budgets: ArrayLike, r: PairRule = "min", metho
         ``"auto"`` (the closed form registered for the channel's kind: enumeration for
         explicit channels, equivalence classes for unary ones; enumeration of
         ``to_explicit()`` for a small channel of any other kind), ``"dense"`` (reduce the
-        full ``d x d`` matrix of :meth:`~ldpkit.channels.Channel.pairwise_log_ratio`) or
+        full ``d x d`` matrix of :func:`~ldpkit.accountant.pairwise_log_ratio`) or
         ``"classes"`` (unary only: group items with equal ``(u, v, eps)``, then check one
         pair per class pair plus one within-class pair per class of size >= 2; exact because
         ``L`` and ``r`` only depend on the classes, cost ``O(K^2)`` for ``K`` classes instead
@@ -278,7 +272,7 @@ def check_id_ldp(ch: ChannelLike, budgets: ArrayLike, r: PairRule = "min", metho
     Examples
     --------
     >>> import ldpkit
-    >>> res = ldpkit.accountant.check_id_ldp(ldpkit.GRR(3, 1.0), [1.0, 2.0, 2.0], r="min")
+    >>> res = ldpkit.accountant.check_idldp(ldpkit.GRR(3, 1.0), [1.0, 2.0, 2.0], r="min")
     >>> res.satisfied, round(res.slack, 12)
     (True, 0.0)
     """
@@ -319,22 +313,22 @@ def check_id_ldp(ch: ChannelLike, budgets: ArrayLike, r: PairRule = "min", metho
     )
 
 
-def check_minid_ldp(ch: ChannelLike, budgets: ArrayLike, r: Literal["min"] = "min") -> IDLDPResult:
-    """E-MinID-LDP (Gu et al., Definition 3): :func:`check_id_ldp` with the pair rule ``min``.
+def check_minidldp(ch: ChannelLike, budgets: ArrayLike, *, r: Literal["min"] = "min") -> IDLDPResult:
+    """E-MinID-LDP (Gu et al., Definition 3): :func:`check_idldp` with the pair rule ``min``.
 
     ``r`` is accepted only as ``"min"`` (so that a guarantee may state it explicitly).
     """
     if not (isinstance(r, str) and r == "min"):
         raise ValueError(f"MinID-LDP uses the pair rule 'min', got r={describe(r)}; use 'id-ldp' for other rules")
-    return check_id_ldp(ch, budgets, r="min")
+    return check_idldp(ch, budgets, r="min")
 
 
-def id_ldp_scale(ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min") -> float:
+def idldp_scale(ch: ChannelLike, budgets: ArrayLike, *, r: BuiltinPairRule = "min", method: Method = "auto") -> float:
     """Smallest ``s >= 0`` such that the channel satisfies ``(s * E)``-ID-LDP with rule ``r``.
 
     For the built-in rules (positively homogeneous: ``r(s e1, s e2) = s r(e1, e2)``) this is
     ``max_{x != x'} L(x, x') / r(eps_x, eps_x')``; ``inf`` if some ``L`` is unbounded.
-    With ``r="min"`` the channel is E-MinID-LDP exactly when ``id_ldp_scale <= 1``.
+    With ``r="min"`` the channel is E-MinID-LDP exactly when ``idldp_scale <= 1``.
     An entry ``inf`` in ``budgets`` marks an item without a budget (a non-sensitive item of
     IPRR): a pair whose rule value is ``inf`` is unconstrained, so under ``"min"`` only pairs
     of two such items are free.
@@ -346,12 +340,12 @@ def id_ldp_scale(ch: ChannelLike, budgets: ArrayLike, r: BuiltinPairRule = "min"
     e = check_budget_vector(budgets, d, allow_inf=True)
     if not isinstance(r, str):
         raise ArgumentTypeError(
-            f"id_ldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}"
+            f"idldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}"
         )
     if r not in PAIR_RULES:
-        raise ValueError(f"id_ldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}")
+        raise ValueError(f"idldp_scale needs a homogeneous built-in rule 'min', 'average' or 'max', got r={describe(r)}")
     best = 0.0
-    for L, A, _X, _XP, _Y in _blocks(ch, e, PAIR_RULES[r], "auto"):
+    for L, A, _X, _XP, _Y in _blocks(ch, e, PAIR_RULES[r], method):
         valid = (L > -np.inf) & np.isfinite(A)
         if np.any(valid):
             best = max(best, float(np.max(L[valid] / A[valid])))
@@ -364,7 +358,7 @@ def fit_to_budgets(
     """Mix a channel with the uniform one just enough to satisfy ``E``-ID-LDP with rule ``r``.
 
     Returns ``(channel, theta)`` with the smallest ``theta`` in ``[0, 1]`` (up to ``tol``) such
-    that ``(1 - theta) P + theta U`` satisfies the budgets (:func:`id_ldp_scale` ``<= 1``).  The
+    that ``(1 - theta) P + theta U`` satisfies the budgets (:func:`idldp_scale` ``<= 1``).  The
     privacy loss of every pair is non-increasing in ``theta``
     (:func:`ldpkit.channels.mix_with_uniform`), so bisection finds it, and the result is tight:
     some pair sits at its budget unless ``theta = 0``.  The book uses it to draw random
@@ -377,25 +371,34 @@ def fit_to_budgets(
         raise ArgumentTypeError(f"fit_to_budgets needs a built-in rule 'min', 'average' or 'max', got r={describe(r)}")
     if r not in PAIR_RULES:
         raise ValueError(f"fit_to_budgets needs a built-in rule 'min', 'average' or 'max', got r={describe(r)}")
-    if id_ldp_scale(ch, e, r) <= 1.0:
+    if idldp_scale(ch, e, r=r) <= 1.0:
         return ch, 0.0
     lo, hi = 0.0, 1.0
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):  # tol below the float resolution at this theta: done
             break
-        if id_ldp_scale(mix_with_uniform(ch, mid), e, r) <= 1.0:
+        if idldp_scale(mix_with_uniform(ch, mid), e, r=r) <= 1.0:
             hi = mid
         else:
             lo = mid
     return mix_with_uniform(ch, hi), hi
 
 
-register_notion(
-    Notion("id-ldp", check_id_ldp, required=("budgets",), optional=("r", "method"),
-           description="ID-LDP with a pair rule (Gu et al., def-idldp)")
+def minidldp_scale(ch: ChannelLike, budgets: ArrayLike) -> float:
+    """Smallest ``s`` such that the channel is ``(s * E)``-MinID-LDP: :func:`idldp_scale` with the rule ``min``.
+
+    ID-LDP chapter, :prf:ref:`def-minidldp`.
+    """
+    return idldp_scale(ch, budgets, r="min")
+
+
+IDLDP: Notion[IDLDPResult] = register_notion(
+    Notion("id-ldp", check_idldp, idldp_scale, budget="budgets", optional=("r", "method"), scale=True,
+           label="def-idldp", description="ID-LDP with a pair rule (Gu et al., def-idldp)")
 )
-register_notion(
-    Notion("minid-ldp", check_minid_ldp, required=("budgets",), optional=("r",),
+MINIDLDP: Notion[IDLDPResult] = register_notion(
+    Notion("minid-ldp", check_minidldp, minidldp_scale, budget="budgets", optional=("r",), scale=True,
+           profile_key="minid_scale", label="def-minidldp", forms="id-ldp",
            description="MinID-LDP (Gu et al., def-minidldp)")
 )

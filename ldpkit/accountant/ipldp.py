@@ -14,20 +14,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_budget_vector, check_items, real_array
-from ..channels import ExplicitChannel
-from ._core import (
-    ChannelLike,
-    CheckResult,
-    Notion,
-    as_channel,
-    dispatch,
-    register_closed_form,
-    register_notion,
-    require_pairs,
-    within,
-)
+from ..channels import Channel, ExplicitChannel
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion
+from ._core import as_channel, closed_forms, register_notion, require_pairs, within
 
-__all__ = ["IPLDPResult", "check_ipldp", "sensitive_indices"]
+__all__ = ["IPLDP", "IPLDPResult", "check_ipldp", "ipldp_scale", "sensitive_indices"]
+
+_IPLDP: ClosedForms["IPLDPResult"] = closed_forms("ipldp", "IPLDP")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +46,9 @@ class IPLDPResult(CheckResult):
         (reported as ``(j, j)``).
     n_structural_violations
         Total number of such cells.
+    scale
+        ``max_i L_i / eps_i`` over the sensitive outputs: the smallest factor of the budgets
+        that condition 1 allows (see :func:`ipldp_scale`).
 
     Examples
     --------
@@ -70,6 +66,7 @@ class IPLDPResult(CheckResult):
     allowed: float
     structural_violations: tuple[tuple[int, int], ...]
     n_structural_violations: int
+    scale: float = 0.0
 
     @property
     def worst_pair(self) -> tuple[int, ...]:
@@ -89,14 +86,14 @@ def sensitive_indices(sensitive: ArrayLike, d: int) -> np.ndarray:
         return idx
     if arr.ndim == 1 and arr.size == 0:
         raise ValueError("sensitive is empty: at least one sensitive item is needed")
-    idx = check_items(arr, d, "sensitive")
+    idx = check_items(arr, d, "sensitive", strict=True)
     uniq, counts = np.unique(idx, return_counts=True)
     if np.any(counts > 1):
         raise ValueError(f"sensitive lists item {int(uniq[counts > 1][0])} more than once")
     return idx
 
 
-def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IPLDPResult:
+def check_ipldp(ch: ChannelLike, budgets: ArrayLike, *, sensitive: ArrayLike) -> IPLDPResult:
     """Check ``(D_S, E)``-IPLDP, Definition 3 of Li et al. (both versions of the paper).
 
     The input and output domains coincide (``Q(y|x)`` is a square matrix, output ``j``
@@ -127,7 +124,8 @@ def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IP
     budgets
         Budgets of the sensitive items: either length ``|D_S|`` (in the order of
         ``sensitive``; ascending index order for a boolean mask) or length ``d`` (entries
-        of non-sensitive items are then ignored but must still be finite and positive).
+        of non-sensitive items are then ignored; they must be positive, ``inf`` marking an
+        item without a budget as in :class:`~ldpkit.iprr.IPRR`).
     sensitive
         Boolean mask of length ``d`` or a sequence of distinct sensitive item indices.
 
@@ -135,7 +133,13 @@ def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IP
     -----
     IPLDP chapter, :prf:ref:`def-ipldp`.  Cost ``O(d^2)`` (column-wise max/min).
     """
-    ch = as_channel(ch)
+    channel, sens, eps = _arguments(ch, budgets, sensitive)
+    return _IPLDP.compute(channel, sens, eps)
+
+
+def _arguments(obj: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> tuple[Channel, np.ndarray, np.ndarray]:
+    """The channel (square), the sensitive indices and their finite budgets, validated."""
+    ch = as_channel(obj)
     d = require_pairs(ch)
     if ch.n_outputs != d:
         raise ValueError(
@@ -145,8 +149,8 @@ def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IP
     sens = sensitive_indices(sensitive, d)
     arr = real_array(budgets, "budgets")
     if arr.ndim == 1 and arr.size == d:
-        eps_all = check_budget_vector(arr, d)
-        eps = eps_all[sens]
+        eps_all = check_budget_vector(arr, d, allow_inf=True)
+        eps = check_budget_vector(eps_all[sens], sens.size, "budgets of the sensitive items")
     elif arr.ndim == 1 and arr.size == sens.size:
         eps = check_budget_vector(arr, sens.size)
     else:
@@ -154,11 +158,31 @@ def check_ipldp(ch: ChannelLike, budgets: ArrayLike, sensitive: ArrayLike) -> IP
             f"budgets has length {arr.size if arr.ndim == 1 else arr.shape}, expected {sens.size} "
             f"(one per sensitive item) or the domain size {d}"
         )
+    return ch, sens, eps
 
-    return dispatch("ipldp", ch, sens, eps, what="IPLDP")
+
+def ipldp_scale(ch: ChannelLike, budgets: ArrayLike, *, sensitive: ArrayLike) -> float:
+    """Smallest ``s`` such that the channel is ``(D_S, s E)``-IPLDP; ``inf`` when condition 2 fails.
+
+    Condition 1 is homogeneous in the budgets, so ``s = max_i L_i / eps_i`` over the sensitive
+    outputs (``L_i`` as in :func:`check_ipldp`); condition 2 does not involve the budgets, and
+    when it fails no scale helps.  The channel is ``(D_S, E)``-IPLDP exactly when ``s <= 1``.
+
+    IPLDP chapter, :prf:ref:`def-ipldp`.
+
+    Examples
+    --------
+    >>> from ldpkit import IPRR, accountant
+    >>> round(accountant.ipldp_scale(IPRR([0.5, 1.0, 2.0]), [0.5, 1.0, 2.0], sensitive=[0, 1, 2]), 9)
+    1.0
+    """
+    res = check_ipldp(ch, budgets, sensitive=sensitive)
+    if res.n_structural_violations:
+        return float("inf")
+    return float(res.scale)
 
 
-@register_closed_form("ipldp", ExplicitChannel)
+@_IPLDP.register(ExplicitChannel)
 def _ipldp_explicit(ch: ExplicitChannel, sens: np.ndarray, eps: np.ndarray) -> IPLDPResult:
     m = ch.matrix
     d = m.shape[0]
@@ -191,10 +215,12 @@ def _ipldp_explicit(ch: ExplicitChannel, sens: np.ndarray, eps: np.ndarray) -> I
         slack=float(eps[k] - L[k]),
         structural_violations=cells,
         n_structural_violations=n_bad,
+        scale=float(np.max(L / eps)) if L.size else 0.0,
     )
 
 
-register_notion(
-    Notion("ipldp", check_ipldp, required=("budgets", "sensitive"),
+IPLDP: Notion[IPLDPResult] = register_notion(
+    Notion("ipldp", check_ipldp, ipldp_scale, budget="budgets", context=("sensitive",), scale=True,
+           profile_key="ipldp_scale", label="def-ipldp", applies=lambda ch: ch.n_outputs == ch.n_inputs,
            description="item-oriented personalised LDP (Li et al., def-ipldp)")
 )

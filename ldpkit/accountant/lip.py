@@ -15,9 +15,12 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_distribution, check_positive_real
 from ..channels import ExplicitChannel, UnaryChannel
-from ._core import ChannelLike, CheckResult, Notion, as_channel, dispatch, register_closed_form, register_notion, within
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion
+from ._core import Witness, as_channel, closed_forms, register_notion, within
 
-__all__ = ["LIPResult", "check_lip", "lip_epsilon"]
+__all__ = ["LIP", "LIPResult", "check_lip", "lip_epsilon"]
+
+_LIP: ClosedForms[Witness] = closed_forms("lip", "LIP")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +44,7 @@ class LIPResult(CheckResult):
     Examples
     --------
     >>> from ldpkit import GRR, accountant
-    >>> res = accountant.check_lip(GRR(3, 1.0), [0.5, 0.25, 0.25], 1.0)
+    >>> res = accountant.check_lip(GRR(3, 1.0), 1.0, prior=[0.5, 0.25, 0.25])
     >>> res.satisfied, res.worst_input, round(res.lip_epsilon, 4)
     (True, 1, 0.6426)
     """
@@ -57,8 +60,8 @@ class LIPResult(CheckResult):
         return self.worst_inputs[0]
 
 
-@register_closed_form("lip", ExplicitChannel)
-def _lip_explicit(ch: ExplicitChannel, prior: np.ndarray) -> tuple[float, int, int | None]:
+@_LIP.register(ExplicitChannel)
+def _lip_explicit(ch: ExplicitChannel, prior: np.ndarray) -> Witness:
     m = ch.matrix
     py = prior @ m
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -67,11 +70,11 @@ def _lip_explicit(ch: ExplicitChannel, prior: np.ndarray) -> tuple[float, int, i
     absR = np.abs(R)
     k = int(np.argmax(absR))
     x, y = np.unravel_index(k, absR.shape)
-    return float(absR[x, y]), int(x), int(y)
+    return Witness(float(absR[x, y]), (int(x),), int(y))
 
 
-@register_closed_form("lip", UnaryChannel)
-def _lip_unary(ch: UnaryChannel, prior: np.ndarray) -> Any:
+@_LIP.register(UnaryChannel)
+def _lip_unary(ch: UnaryChannel, prior: np.ndarray) -> Witness | Any:
     """Closed form for unary channels whose bits are all random (``0 < a, b < 1``), else ``NotImplemented``.
 
     Given bit ``y_x``, the ratio ``P(y|x)/P(y)`` is extremal when every other bit minimises
@@ -93,7 +96,7 @@ def _lip_unary(ch: UnaryChannel, prior: np.ndarray) -> Any:
         down = rho / (prior * rho + np.maximum(s_hi - prior * hi, 0.0))
         best = np.maximum(best, np.maximum(np.log(up), -np.log(down)))
     x = int(np.argmax(best))
-    return float(best[x]), x, None
+    return Witness(float(best[x]), (x,), None)
 
 
 def lip_epsilon(ch: ChannelLike, prior: ArrayLike) -> float:
@@ -124,10 +127,10 @@ def lip_epsilon(ch: ChannelLike, prior: ArrayLike) -> float:
     """
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
-    return float(dispatch("lip", ch, p, what="LIP")[0])
+    return float(_LIP.compute(ch, p).value)
 
 
-def check_lip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> LIPResult:
+def check_lip(ch: ChannelLike, epsilon: float, *, prior: ArrayLike) -> LIPResult:
     """Check eps-LIP under ``prior`` (see :func:`lip_epsilon` for the definition used).
 
     LIP chapter (:prf:ref:`def-lip`).
@@ -135,18 +138,18 @@ def check_lip(ch: ChannelLike, prior: ArrayLike, epsilon: float) -> LIPResult:
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
     eps = check_positive_real(epsilon, "epsilon")
-    value, x, y = dispatch("lip", ch, p, what="LIP")
+    value, inputs, y = _LIP.compute(ch, p)
     return LIPResult(
         satisfied=bool(within(value, eps)),
         epsilon=eps,
         lip_epsilon=value,
-        worst_inputs=(x,),
+        worst_inputs=tuple(inputs),
         worst_output=y,
         slack=eps - value,
     )
 
 
-register_notion(
-    Notion("lip", check_lip, required=("prior", "epsilon"),
+LIP: Notion[LIPResult] = register_notion(
+    Notion("lip", check_lip, lip_epsilon, context=("prior",), profile_key="lip_epsilon", label="def-lip",
            description="localized information privacy under a prior (Jiang et al., def-lip)")
 )

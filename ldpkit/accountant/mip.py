@@ -16,21 +16,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import ArgumentTypeError, check_distribution, check_positive_real
+from .._validation import ArgumentTypeError, check_distribution, check_positive_real, describe
 from ..channels import ExplicitChannel
-from ._core import (
-    ChannelLike,
-    CheckResult,
-    Notion,
-    as_channel,
-    describe,
-    dispatch,
-    register_closed_form,
-    register_notion,
-    within,
-)
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel, closed_forms, register_notion, within
 
-__all__ = ["MIPResult", "check_mip", "mutual_information"]
+__all__ = ["MIP", "MIPResult", "check_mip", "mutual_information"]
+
+_MIP: ClosedForms[float] = closed_forms("mip", "mutual information")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,10 +41,10 @@ class MIPResult(CheckResult):
     Examples
     --------
     >>> from ldpkit import GRR, accountant
-    >>> res = accountant.check_mip(GRR(3, 1.0), [1 / 3, 1 / 3, 1 / 3], 0.1)
+    >>> res = accountant.check_mip(GRR(3, 1.0), 0.1, prior=[1 / 3, 1 / 3, 1 / 3])
     >>> res.satisfied, round(res.mutual_information, 4), res.base     # nats
     (False, 0.1233, None)
-    >>> round(accountant.check_mip(GRR(3, 1.0), [1 / 3, 1 / 3, 1 / 3], 0.2, base=2).mutual_information, 4)
+    >>> round(accountant.check_mip(GRR(3, 1.0), 0.2, prior=[1 / 3, 1 / 3, 1 / 3], base=2).mutual_information, 4)
     0.1779
     """
 
@@ -77,7 +69,7 @@ def _check_base(base: Any) -> float:
     return math.log(float(base))
 
 
-@register_closed_form("mip", ExplicitChannel)
+@_MIP.register(ExplicitChannel)
 def _mi_explicit(ch: ExplicitChannel, prior: np.ndarray) -> float:
     m = ch.matrix
     py = prior @ m
@@ -100,10 +92,10 @@ def mutual_information(ch: ChannelLike, prior: ArrayLike, base: float | None = N
     ch = as_channel(ch)
     p = check_distribution(prior, ch.n_inputs)
     scale = _check_base(base)
-    return float(dispatch("mip", ch, p, what="mutual information")) / scale
+    return float(_MIP.compute(ch, p)) / scale
 
 
-def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float, base: float | None = None) -> MIPResult:
+def check_mip(ch: ChannelLike, epsilon: float, *, prior: ArrayLike, base: float | None = None) -> MIPResult:
     """Check eps-MIP: ``I(X;Y) <= eps`` (Definition 2 of Jiang et al.), both in the unit of ``base``.
 
     ``base=None`` (the default) measures in nats, the unit in which Proposition 1 (eps-LIP implies
@@ -122,7 +114,8 @@ def check_mip(ch: ChannelLike, prior: ArrayLike, epsilon: float, base: float | N
                      base=unit)
 
 
-register_notion(
-    Notion("mip", check_mip, required=("prior", "epsilon"), optional=("base",),
+MIP: Notion[MIPResult] = register_notion(
+    Notion("mip", check_mip, mutual_information, context=("prior",), optional=("base",),
+           profile_key="mutual_information", label="def-mip",
            description="mutual-information privacy, in nats unless a base is given (Jiang et al., def-mip)")
 )

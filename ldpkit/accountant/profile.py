@@ -2,71 +2,96 @@
 
 Papers compare mechanisms that satisfy *different* notions (IPRR under IPLDP, KRR under LDP,
 uRR under ULDP, IDUE under MinID-LDP).  Whether such a comparison is at equal privacy is a
-question about each channel under each notion, which :func:`~ldpkit.accountant.privacy_profile` answers from
-the channel alone: the tightest standard-LDP epsilon, the smallest scale ``s`` such that the
-channel is ``(s E)``-MinID-LDP for a given budget vector ``E``, whether it is ``(D_S,
-E)``-IPLDP, the smallest ULDP epsilon for a given sensitive set, and the tightest LIP epsilon
-under a stated prior.  Each value comes from the notion's own module (closed form or exact
-enumeration), so the profile adds no accounting of its own.  IPLDP experiments chapter,
-:ref:`sec-ipldp-equal-privacy`.
+question about each channel under each notion, which :func:`~ldpkit.accountant.privacy_profile`
+answers from the channel alone.  It iterates the registered notions
+(:func:`~ldpkit.accountant.registered_notions`): every notion with a ``profile_key`` whose
+parameters are known from the arguments reports its tightest value (the tightest standard-LDP
+epsilon; the smallest scale of a budget vector ``E`` under MinID-LDP and IPLDP; the smallest
+ULDP epsilon for a sensitive set; the tightest LIP epsilon and the mutual information under a
+prior; the tightest FLDP epsilon for a shared fraction ``alpha``).  Each value comes from the
+notion's own module, so the profile adds no accounting of its own, and a new notion module
+appears in it with no other edit.  IPLDP experiments chapter, :ref:`sec-ipldp-equal-privacy`.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_budget_vector, check_distribution
-from ._core import ChannelLike, as_channel, require_pairs
-from .idldp import id_ldp_scale
-from .ipldp import check_ipldp, sensitive_indices
-from .ldp import ldp_epsilon
-from .lip import lip_epsilon
-from .uldp import check_uldp
+from ._core import AccountingError, ChannelLike, as_channel, registered_notions, require_pairs, within
+from .ipldp import sensitive_indices
 
 __all__ = ["PrivacyProfile", "privacy_profile"]
 
 
 @dataclass(frozen=True)
 class PrivacyProfile:
-    """The tightest parameter of one channel under each notion.
+    """The tightest parameter of one channel under each registered notion it could be computed for.
+
+    ``values`` maps each notion's ``profile_key`` to its tightest value (see
+    :attr:`~ldpkit.accountant.Notion.scale` for what a value means), and to ``None`` when the
+    arguments did not give what the notion needs, when the notion is not defined for the channel
+    (IPLDP needs a square channel), or when no closed form covers the channel's kind and it is
+    too large to enumerate (mutual information of a large unary channel, for one).  The keys are
+    attributes too:
+
+    * ``ldp_epsilon``: smallest ``eps`` with ``eps``-LDP (``inf`` when some output rules an
+      input out);
+    * ``minid_scale``: smallest ``s`` such that the channel is ``(s E)``-MinID-LDP for the given
+      budgets ``E``; the channel is ``E``-MinID-LDP exactly when ``minid_scale <= 1``.  Items with
+      budget ``inf`` constrain only pairs with a budgeted item;
+    * ``ipldp_scale``: the same for ``(D_S, E)``-IPLDP (square channels only; ``inf`` when a
+      non-sensitive output does not reveal its input);
+    * ``uldp_epsilon``: smallest ``eps`` with ``(X_S, Y_P, eps)``-ULDP, ``Y_P`` being the smallest
+      admissible set of protected outputs;
+    * ``lip_epsilon`` and ``mutual_information`` (nats): under the given prior;
+    * ``fldp_epsilon``: for the given shared fraction ``alpha``;
+
+    and every key of a notion registered later.  For a scale notion, ``<key>`` with
+    ``_scale`` replaced by ``_satisfied`` says whether the channel satisfies the budgets
+    themselves (scale at most 1, up to :data:`~ldpkit.accountant.REL_TOL`).
 
     Attributes
     ----------
-    ldp_epsilon
-        Smallest ``eps`` with ``eps``-LDP (``inf`` when some output rules an input out).
-    minid_scale
-        Smallest ``s`` such that the channel is ``(s E)``-MinID-LDP for the given budgets
-        ``E`` (``None`` without budgets); the channel is ``E``-MinID-LDP exactly when
-        ``minid_scale <= 1``.  Items with budget ``inf`` constrain only pairs with a
-        budgeted item.
-    ipldp_satisfied, ipldp_slack
-        Whether the channel is ``(D_S, E)``-IPLDP (square channels with budgets only), and
-        the slack of the tightest sensitive output (``allowed - achieved``).
-    uldp_epsilon
-        Smallest ``eps`` with ``(X_S, Y_P, eps)``-ULDP for the sensitive set, ``Y_P`` being the
-        smallest admissible set of protected outputs (``None`` without a sensitive set).
-    lip_epsilon
-        Smallest ``eps`` with ``eps``-LIP under ``prior`` (``None`` without a prior).
+    values
+        Profile key to tightest value (``None``: not computed).
+    scales
+        The profile keys of the scale notions among them.
     sensitive
         The sensitive items used (``None`` when none were given or implied).
     """
 
-    ldp_epsilon: float
-    minid_scale: Optional[float] = None
-    ipldp_satisfied: Optional[bool] = None
-    ipldp_slack: Optional[float] = None
-    uldp_epsilon: Optional[float] = None
-    lip_epsilon: Optional[float] = None
+    values: Mapping[str, Optional[float]]
+    scales: tuple[str, ...] = ()
     sensitive: Optional[tuple[int, ...]] = None
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        for key in self.__dict__.get("scales", ()):
+            if name == _satisfied_key(key):
+                return None if values[key] is None else bool(within(values[key], 1.0))
+        raise AttributeError(f"PrivacyProfile has no value {name!r}; it has {', '.join(self.as_dict())}")
 
     def as_dict(self) -> dict[str, Any]:
         """The profile as a plain dictionary (one row of a comparison table)."""
-        return asdict(self)
+        out: dict[str, Any] = {}
+        for key, value in self.values.items():
+            out[key] = value
+            if key in self.scales:
+                out[_satisfied_key(key)] = getattr(self, _satisfied_key(key))
+        out["sensitive"] = self.sensitive
+        return out
+
+
+def _satisfied_key(key: str) -> str:
+    return key[: -len("_scale")] + "_satisfied" if key.endswith("_scale") else key + "_satisfied"
 
 
 def privacy_profile(
@@ -75,8 +100,9 @@ def privacy_profile(
     budgets: Optional[ArrayLike] = None,
     sensitive: Optional[ArrayLike] = None,
     prior: Optional[ArrayLike] = None,
+    **context: Any,
 ) -> PrivacyProfile:
-    """Compute the :class:`PrivacyProfile` of a channel or mechanism.
+    """Compute the :class:`PrivacyProfile` of a channel or mechanism under every registered notion.
 
     Parameters
     ----------
@@ -84,14 +110,17 @@ def privacy_profile(
         Channel or mechanism with ``.channel()``.
     budgets
         Per-item budget vector ``E`` of length ``d``; ``inf`` marks a non-sensitive item
-        (the convention of :class:`~ldpkit.iprr.IPRR`).  Enables ``minid_scale`` and the IPLDP
-        check, and, when ``sensitive`` is not given, sets the sensitive items to those with a
-        finite budget.
+        (the convention of :class:`~ldpkit.iprr.IPRR`).  Enables the scale notions
+        (MinID-LDP, IPLDP), and, when ``sensitive`` is not given, sets the sensitive items to
+        those with a finite budget.
     sensitive
-        Sensitive items (boolean mask of length ``d`` or distinct indices).  Enables
-        ``uldp_epsilon``; with ``budgets`` it must be the set of items with finite budgets.
+        Sensitive items (boolean mask of length ``d`` or distinct indices).  Enables ULDP;
+        with ``budgets`` it must be the set of items with finite budgets.
     prior
-        Input distribution for LIP.
+        Input distribution (LIP, MIP).
+    **context
+        Parameters of other notions (``alpha`` for FLDP, or those of a notion registered
+        later).
 
     Examples
     --------
@@ -106,8 +135,7 @@ def privacy_profile(
     """
     ch = as_channel(mech)
     d = require_pairs(ch)
-    e: Optional[np.ndarray] = None
-    sens: Optional[np.ndarray] = None
+    known: dict[str, Any] = dict(context)
     if budgets is not None:
         e = check_budget_vector(budgets, d, allow_inf=True)
         implied = np.flatnonzero(np.isfinite(e))
@@ -120,27 +148,34 @@ def privacy_profile(
                     "sensitive must be the items with a finite budget: "
                     f"got {sorted(int(i) for i in sens)}, budgets give {implied.tolist()}"
                 )
+        known["budgets"] = e
     elif sensitive is not None:
         sens = sensitive_indices(sensitive, d)
-    pri = None if prior is None else check_distribution(prior, d, "prior")
-
-    minid = ipl_ok = ipl_slack = uldp = lip = None
-    if e is not None:
-        minid = float(id_ldp_scale(ch, e, "min"))
-        if ch.n_outputs == d and sens is not None and sens.size:
-            res = check_ipldp(ch, e[sens], sens)
-            ipl_ok, ipl_slack = bool(res.satisfied), float(res.slack)
+    else:
+        sens = None
     if sens is not None and sens.size:
-        uldp = float(check_uldp(ch, 1.0, sens).uldp_epsilon)
-    if pri is not None:
-        lip = float(lip_epsilon(ch, pri))
-    eps = float(ldp_epsilon(ch))
+        known["sensitive"] = np.sort(sens)
+    if prior is not None:
+        known["prior"] = check_distribution(prior, d, "prior")
+
+    values: dict[str, Optional[float]] = {}
+    scales = []
+    for notion in registered_notions():
+        key = notion.profile_key
+        if key is None:
+            continue
+        if notion.scale:
+            scales.append(key)
+        needs = notion.tightest_needs
+        values[key] = None
+        if all(p in known for p in needs) and notion.applies_to(ch):
+            try:
+                values[key] = notion.tightest(ch, **{p: known[p] for p in needs})
+            except AccountingError:  # no closed form for this kind, and too large to enumerate
+                values[key] = None
     return PrivacyProfile(
-        ldp_epsilon=eps if math.isfinite(eps) else math.inf,
-        minid_scale=minid,
-        ipldp_satisfied=ipl_ok,
-        ipldp_slack=ipl_slack,
-        uldp_epsilon=uldp,
-        lip_epsilon=lip,
+        values=values,
+        scales=tuple(scales),
         sensitive=None if sens is None else tuple(int(i) for i in np.sort(sens)),
     )
+

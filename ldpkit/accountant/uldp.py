@@ -25,23 +25,15 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import ArgumentTypeError, check_positive_real
+from .._validation import ArgumentTypeError, check_positive_real, describe
 from ..channels import ExplicitChannel, UnaryChannel
-from ._core import (
-    ChannelLike,
-    CheckResult,
-    Notion,
-    as_channel,
-    describe,
-    dispatch,
-    register_closed_form,
-    register_notion,
-    within,
-)
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel, closed_forms, register_notion, within
 from .ipldp import sensitive_indices
 from .ldp import ldp_epsilon
 
-__all__ = ["ULDPResult", "check_uldp"]
+__all__ = ["ULDP", "ULDPResult", "check_uldp", "uldp_epsilon"]
+
+_ULDP: ClosedForms["ULDPResult"] = closed_forms("uldp", "ULDP")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,7 +97,7 @@ def _protected_mask(protected: ArrayLike, n_out: int) -> np.ndarray | None:
     return mask
 
 
-@register_closed_form("uldp", ExplicitChannel)
+@_ULDP.register(ExplicitChannel)
 def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, protected: ArrayLike) -> ULDPResult:
     m = ch.matrix
     producers = m > 0
@@ -142,8 +134,8 @@ def _uldp_explicit(ch: ExplicitChannel, sens_mask: np.ndarray, eps: float, prote
     )
 
 
-@register_closed_form("uldp", UnaryChannel)
-def _uldp_unary(ch: UnaryChannel, sens_mask: np.ndarray, eps: float, protected: ArrayLike) -> Any:
+@_ULDP.register(UnaryChannel)
+def _uldp_unary(ch: UnaryChannel, sens_mask: np.ndarray, eps: float, protected: ArrayLike) -> ULDPResult | Any:
     """Unary channels whose bits are all random (``0 < a, b < 1``), with ``Y_P`` left to the accountant.
 
     Every output then has positive probability under every input, so no output can be
@@ -169,7 +161,7 @@ def _uldp_unary(ch: UnaryChannel, sens_mask: np.ndarray, eps: float, protected: 
 
 
 def check_uldp(
-    ch: ChannelLike, epsilon: float, sensitive: ArrayLike, protected: Optional[ArrayLike] = None
+    ch: ChannelLike, epsilon: float, *, sensitive: ArrayLike, protected: Optional[ArrayLike] = None
 ) -> ULDPResult:
     """Check ``(X_S, Y_P, eps)``-ULDP (see the module docstring for the definition).
 
@@ -196,14 +188,39 @@ def check_uldp(
     """
     ch = as_channel(ch)
     eps = check_positive_real(epsilon, "epsilon")
-    d = ch.n_inputs
-    sens = sensitive_indices(sensitive, d)
+    return _ULDP.compute(ch, _sensitive_mask(ch, sensitive), eps, protected)
+
+
+def _sensitive_mask(ch: ChannelLike, sensitive: ArrayLike) -> np.ndarray:
+    d = as_channel(ch).n_inputs
     mask = np.zeros(d, dtype=bool)
-    mask[sens] = True
-    return dispatch("uldp", ch, mask, eps, protected, what="ULDP")
+    mask[sensitive_indices(sensitive, d)] = True
+    return mask
 
 
-register_notion(
-    Notion("uldp", check_uldp, required=("epsilon", "sensitive"), optional=("protected",),
+def uldp_epsilon(ch: ChannelLike, sensitive: ArrayLike, protected: Optional[ArrayLike] = None) -> float:
+    """Smallest ``eps`` with ``(X_S, Y_P, eps)``-ULDP; ``inf`` when condition 1 fails for the given ``Y_P``.
+
+    With ``protected=None`` the accountant takes the smallest admissible ``Y_P`` (condition 1
+    then holds), so the value is the largest log-ratio over the protected outputs.
+
+    IPLDP chapter, :prf:ref:`def-uldp`.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, URR, accountant
+    >>> round(accountant.uldp_epsilon(URR(4, 1.0, sensitive=[0, 1]), sensitive=[0, 1]), 6)
+    1.0
+    >>> round(accountant.uldp_epsilon(GRR(3, 1.0), sensitive=[0]), 6)   # no output can be invertible
+    1.0
+    """
+    ch = as_channel(ch)
+    res: ULDPResult = _ULDP.compute(ch, _sensitive_mask(ch, sensitive), 1.0, protected)
+    return float("inf") if res.n_invertibility_violations else float(res.uldp_epsilon)
+
+
+ULDP: Notion[ULDPResult] = register_notion(
+    Notion("uldp", check_uldp, uldp_epsilon, context=("sensitive",), optional=("protected",),
+           profile_key="uldp_epsilon", label="def-uldp",
            description="utility-optimised LDP (Murakami and Kawamoto, def-uldp)")
 )

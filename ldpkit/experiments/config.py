@@ -24,10 +24,10 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from .._rng import as_generator
+from .._rng import as_generator, child_seeds
 from .._validation import ArgumentTypeError
 from ..datasets.containers import ItemSetData, SingleItemData
-from ..padding import ItemSets
+from ..sets import ItemSets
 
 __all__ = ["RunConfig", "check_mechanism_names", "check_run_config", "subsample"]
 
@@ -74,13 +74,15 @@ class RunConfig:
     -----
     Seeding rule.  The points of a sweep draw from separate streams: point ``i`` of
     :meth:`map` uses ``numpy.random.default_rng(child_i)``, ``child_i`` the ``i``-th child
-    spawned from ``numpy.random.SeedSequence(seed)``.  A point's numbers therefore depend on the
-    seed and its position in the sweep only, not on ``jobs``, ``backend`` or which worker ran
-    it: a run gives the same results on one core, on many and on a cluster.  To make them the
-    same to the last bit, every point runs with one BLAS/OpenMP thread (threadpoolctl): a
-    multi-threaded BLAS rounds its sums differently with the number of threads, which moves the
-    numerical solvers' optima (e.g. IDUE's) in the ninth digit.  Workers on other machines
-    agree to the last bit when they run the same libraries on the same instruction set.
+    spawned from ``numpy.random.SeedSequence(seed)`` (``ldpkit._rng.child_seeds``, the rule
+    that keys the streamed blocks of :mod:`ldpkit.streaming` too).  A point's numbers therefore
+    depend on the seed and its position in the sweep only, not on ``jobs``, ``backend`` or
+    which worker ran it: a run gives the same results on one core, on many and on a cluster.
+    To make them the same to the last bit, every point runs with one BLAS/OpenMP thread
+    (threadpoolctl): a multi-threaded BLAS rounds its sums differently with the number of
+    threads, which moves the numerical solvers' optima (e.g. IDUE's) in the ninth digit.
+    Workers on other machines agree to the last bit when they run the same libraries on the
+    same instruction set.
 
     Raises
     ------
@@ -218,7 +220,7 @@ class RunConfig:
         from threadpoolctl import threadpool_limits
 
         items = list(points)
-        seeds = np.random.SeedSequence(self.seed).spawn(len(items))
+        seeds = child_seeds(self.seed, len(items))
         with threadpool_limits(limits=1):  # here and in _run_point: see the class docstring's notes
             if self.jobs == 1 and self.backend != "dask":
                 results: Iterator[_Result] = (fn(point, as_generator(seed)) for point, seed in zip(items, seeds))

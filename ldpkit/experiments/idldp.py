@@ -38,10 +38,11 @@ import numpy as np
 
 from .. import idue as _idue
 from .. import metrics
-from .._validation import check_counts, check_epsilon, check_positive_int
+from .._validation import check_counts, check_epsilon, check_positive_int, check_real
 from ..base import FrequencyOracle
 from ..budgets import level_structure, random_levels
-from ..padding import ItemSets, PaddingSampling, as_itemsets
+from ..padding import PaddingSampling
+from ..sets import ItemSets, as_itemsets
 from ..unary import OUE, RAPPOR
 from .config import RunConfig, check_mechanism_names, check_run_config
 
@@ -289,9 +290,9 @@ def run_budget_shares(
     eps_large = check_epsilon(eps_large, "eps_large")
     if not eps_small < eps_large:
         raise ValueError(f"eps_small must be below eps_large, got {eps_small} and {eps_large}")
-    grid = tuple(float(s) for s in shares)
-    if not grid or not all(0.0 < s <= 1.0 and math.isfinite(s) for s in grid):
-        raise ValueError(f"shares must be a non-empty list of fractions in (0, 1], got {grid!r}")
+    grid = tuple(check_real(s, "shares", 0.0, 1.0, low_open=True) for s in shares)
+    if not grid:
+        raise ValueError("shares must be a non-empty list of fractions in (0, 1], got none")
     names, config, ks, cache = _common_arguments(
         mechanisms, SINGLE_ITEM_MECHANISMS, config, ks, counts.size, cache
     )
@@ -331,7 +332,7 @@ def run_itemsets(
     Parameters
     ----------
     itemsets
-        :class:`~ldpkit.padding.ItemSets` (or anything :func:`~ldpkit.padding.as_itemsets`
+        :class:`~ldpkit.sets.ItemSets` (or anything :func:`~ldpkit.sets.as_itemsets`
         accepts together with its ``d``) — pass ``data.sets`` of an
         :class:`~ldpkit.datasets.ItemSetData`.
     epsilons, ells

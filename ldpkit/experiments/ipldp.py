@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from .. import metrics
-from .._validation import check_counts, check_epsilon, check_positive_int
+from .._validation import check_counts, check_epsilon, check_positive_int, check_real, real_array
 from ..base import ItemReportOracle, SupportOracle
 from ..budgets import IPLDPAssignment, ipldp_levels
 from ..grr import GRR
@@ -66,7 +66,6 @@ from .config import RunConfig, check_mechanism_names, check_run_config
 from .idldp import SolutionCache
 
 __all__ = [
-    "ESTIMATORS",
     "MECHANISMS",
     "bitwise_mle",
     "estimate_all",
@@ -79,8 +78,6 @@ __all__ = [
 #: largest finite budget, the LDP and ULDP epsilons IPRR actually has) are not in the paper:
 #: they serve the comparisons at matched privacy
 MECHANISMS = ("IPRR", "KRR", "URR", "KRR-emax", "URR-emax", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2")
-#: the estimators, the unbiased one (exact loss known) and the paper's two
-ESTIMATORS = ("empirical", "NS", "MLE")
 
 
 def make_oracle(name: str, epsilons: np.ndarray, cache: SolutionCache | None = None) -> SupportOracle:
@@ -92,7 +89,7 @@ def make_oracle(name: str, epsilons: np.ndarray, cache: SolutionCache | None = N
     """
     if name not in MECHANISMS:
         raise ValueError(f"unknown mechanism {name!r}; choose from {MECHANISMS}")
-    eps = np.asarray(epsilons, dtype=float)
+    eps = real_array(epsilons, "epsilons")
     finite = np.isfinite(eps)
     if not finite.any():
         raise ValueError("epsilons has no finite budget: at least one item must be sensitive")
@@ -167,14 +164,9 @@ def estimate_all(oracle: SupportOracle, counts: np.ndarray, gen: np.random.Gener
 
 
 def _check_grid(values: Iterable[float], name: str, low: float, low_open: bool) -> tuple[float, ...]:
-    grid = tuple(float(v) for v in values)
+    grid = tuple(check_real(v, name, low, 1.0, low_open=low_open) for v in values)
     if not grid:
         raise ValueError(f"{name} is empty")
-    for v in grid:
-        ok = math.isfinite(v) and (v > low if low_open else v >= low) and v <= 1.0
-        if not ok:
-            interval = f"({low:g}, 1]" if low_open else f"[{low:g}, 1]"
-            raise ValueError(f"every {name[:-1] if name.endswith('s') else name} must lie in {interval}, got {v!r}")
     return grid
 
 

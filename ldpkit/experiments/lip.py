@@ -10,8 +10,8 @@ paper's models (:data:`MODELS`):
 * ``"Opt-LDP"``: the eps-LDP channel minimising the MMSE (the paper's Proposition 3,
   ``q0 = q1 = 1/(e^eps + 1)``) with the posterior-mean estimator;
 * ``"Opt-LIP"`` and ``"Opt-LIP eps/2"``: the eps-LIP (eps/2-LIP) optimum under each user's prior
-  with the posterior mean, :func:`ldpkit.lip.corrected_theorem2` in closed form (Theorem 2 where
-  it is feasible, repaired where it is not);
+  with the posterior mean, :func:`ldpkit.experiments.lip_paper.corrected_theorem2` in closed form
+  (Theorem 2 where it is feasible, repaired where it is not);
 * ``"Sym-LIP eps/2"``: the eps/2-LIP symmetric optimum, Proposition 4's ``q``.
 
 :func:`flips` gives every model's ``(q0, q1)`` vectorised over priors and budgets (budget 0
@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_positive_int, check_probabilities
+from .._validation import check_positive_int, check_probabilities, real_array
 
 __all__ = [
     "MODELS",
@@ -60,7 +60,7 @@ _CHUNK = 2_000_000
 
 
 def _grid(epsilons: Any) -> np.ndarray:
-    eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
+    eps = np.atleast_1d(real_array(epsilons, "epsilons"))
     if eps.ndim != 1 or eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps < 0) or np.any(eps > 300):
         raise ValueError(f"epsilons must be a non-empty 1-d grid of budgets in [0, 300], got {epsilons!r}")
     return eps
@@ -85,7 +85,7 @@ def flips(model: str, priors: ArrayLike, epsilon: float) -> tuple[np.ndarray, np
     """``(q0, q1)`` of ``model`` for every prior at budget ``epsilon`` (the model halves it if eps/2).
 
     ``"LDP"`` and ``"Opt-LDP"`` use ``q0 = q1 = 1/(e^eps + 1)``; ``"Opt-LIP"`` is
-    :func:`ldpkit.lip.corrected_theorem2` vectorised (with ``c = 1/(1 + e^eps)``: Theorem 2's
+    :func:`ldpkit.experiments.lip_paper.corrected_theorem2` vectorised (with ``c = 1/(1 + e^eps)``: Theorem 2's
     ``(P1 e^-eps, P0 e^-eps)`` on ``[c, 1 - c]``, ``q1 = c``, ``q0 = (1 - P1 e^eps)/(P0 (1 + e^eps))``
     below ``c`` and the mirror above ``1 - c``); ``"Sym-LIP eps/2"`` is Proposition 4's ``q``.
     """

@@ -14,8 +14,9 @@ from numpy.typing import ArrayLike
 from .. import accountant
 from .._validation import MAX_USERS, ArgumentTypeError, check_epsilon, check_positive_int
 from ..accountant import Guarantee, PairRule
-from ..padding import ItemSetsLike, PaddingSampling, all_itemsets, as_itemsets
-from ..unary import OUE, RAPPOR, RAPPOR_EPS_MAX, RAPPOR_HIGH_WHY, UnaryEncoding
+from ..padding import PaddingSampling
+from ..sets import ItemSetsLike, all_itemsets, as_itemsets
+from ..unary import OUE, RAPPOR, RAPPOR_EPS_MAX, RAPPOR_HIGH_WHY, UnaryEncoding, UnaryReports
 from .mechanism import IDUE, item_budgets
 from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
@@ -62,9 +63,9 @@ def check_itemset_id_ldp(
 ) -> accountant.IDLDPResult:
     """Theorem 4 by exact enumeration: every item set against every other, every output.
 
-    The channel of ``ps`` over all ``2**d`` item sets (:func:`ldpkit.padding.all_itemsets`, so
+    The channel of ``ps`` over all ``2**d`` item sets (:func:`ldpkit.sets.all_itemsets`, so
     ``d <= MAX_ENUMERATED_D`` and a unary inner oracle small enough to enumerate) is checked
-    with :func:`ldpkit.accountant.check_id_ldp` against the item-set budgets of eq. (15)
+    with :func:`ldpkit.accountant.check_idldp` against the item-set budgets of eq. (15)
     (:func:`itemset_budget`).  Works for any Padding-and-Sampling mechanism, not only solver
     outputs (ID-LDP chapter, :prf:ref:`thm-idue-ps`).
     """
@@ -73,7 +74,7 @@ def check_itemset_id_ldp(
         raise ValueError(f"budgets has {eps.size} entries, expected one per real item ({ps.d})")
     sets = all_itemsets(ps.d)
     set_budgets = [itemset_budget(x, eps, ps.ell, dummy_budget) for x in sets]
-    return accountant.check_id_ldp(ps.channel(sets), set_budgets, r=r)
+    return accountant.check_idldp(ps.channel(sets), set_budgets, r=r)
 
 
 def lemma2_log_bounds(ps: PaddingSampling, itemsets: ItemSetsLike) -> np.ndarray:
@@ -91,7 +92,7 @@ def lemma2_log_bounds(ps: PaddingSampling, itemsets: ItemSetsLike) -> np.ndarray
     return np.log(w @ alpha)[:, None] - np.log(w @ beta)[None, :]
 
 
-class IDUEPS(PaddingSampling):
+class IDUEPS(PaddingSampling[UnaryReports]):
     """IDUE-PS (Algorithm 2): Padding-and-Sampling around IDUE over ``m + ell`` items.
 
     Dummy items ``m .. m+ell-1`` take the level (and ``(a, b)``) of ``dummy_budget``.
@@ -128,7 +129,7 @@ class IDUEPS(PaddingSampling):
     def guarantees(self) -> list[Guarantee]:
         """Theorem 4: MinID-LDP over every item set with the budgets of eq. (15).
 
-        The channel has one row per subset of the real items (:func:`~ldpkit.padding.all_itemsets`,
+        The channel has one row per subset of the real items (:func:`~ldpkit.sets.all_itemsets`,
         the empty set first), so this is stated only for ``d <= MAX_ENUMERATED_D``; the
         padded single-item IDUE itself is checked at construction for any ``d``.
         """

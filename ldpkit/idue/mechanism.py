@@ -77,7 +77,7 @@ class IDUE(UnaryEncoding):
     ------
     ValueError
         Bad input, or a given solution whose channel violates E-ID-LDP for ``budgets``
-        (checked exactly with :func:`ldpkit.accountant.check_id_ldp`).
+        (checked exactly with :func:`ldpkit.accountant.check_idldp`).
 
     Examples
     --------
@@ -117,7 +117,7 @@ class IDUE(UnaryEncoding):
         self.solution = sol
         self.budgets = eps
         self.levels = levels
-        check = accountant.check_id_ldp(self.channel(), eps, r=sol.r, method="classes")
+        check = accountant.check_idldp(self.channel(), eps, r=sol.r, method="classes")
         if not check.satisfied:
             raise ValueError(
                 f"the solution violates ID-LDP for these budgets: pair {check.worst_pair} has log-ratio "

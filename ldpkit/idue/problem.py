@@ -127,7 +127,7 @@ def pair_budget_matrix(level_budgets: ArrayLike, r: PairRule = "min") -> np.ndar
     """The ``t x t`` matrix ``R[i, j] = r(eps_i, eps_j)`` of pair budgets.
 
     ``r`` is ``"min"`` (MinID-LDP), ``"average"``, ``"max"`` or a vectorised callable
-    (as in :func:`ldpkit.accountant.check_id_ldp`); ``inf`` entries mean "unconstrained".
+    (as in :func:`ldpkit.accountant.check_idldp`); ``inf`` entries mean "unconstrained".
     Every finite entry must be positive (a zero pair budget cannot be met by IDUE).
 
     ID-LDP chapter, :prf:ref:`def-idldp`.

@@ -89,33 +89,12 @@ def solve_opt1(
     IDUESolverError
         Solver failure, infeasible or inaccurate output, or a failed KKT check.
     """
-    import cvxpy as cp
-
     e, m, R, mask = problem_setup(level_budgets, level_sizes, r, same_level_pairs, pair_sizes)
-    t = e.size
     both = mask | mask.T
     C = np.minimum(np.where(mask, R, np.inf), np.where(mask.T, R.T, np.inf))
     I, J = np.nonzero(np.triu(both))
-    s = cp.Variable(t)
-    T = cp.Variable(t)
-    cons = [T >= cp.logistic(s), T[I] + T[J] <= C[I, J]]
-    scale = cp.Parameter(nonneg=True)
-    obj = cp.Minimize(scale * cp.sum(cp.multiply(m, cp.exp(-2 * s) + cp.exp(-s))))
-    prob = cp.Problem(obj, cons)
-    f_ldp = _f1(np.full(t, float(C[I, J].min()) / 2), m)  # feasible LDP point tau = min(r)/2
-    status = cvx_solve(prob, scale, (1.0 / m.sum(), 1.0 / f_ldp, 1.0), "opt1", IDUESolverError)
-    tau0 = np.logaddexp(0.0, np.asarray(s.value, dtype=float))
-    A = np.zeros((I.size, t))
-    np.add.at(A, (np.arange(I.size), I), 1.0)
-    np.add.at(A, (np.arange(I.size), J), 1.0)
-    ex_grad = lambda x: -m * np.exp(x) * (np.exp(x) + 1) / np.expm1(x) ** 3
-
-    def shrink(x: np.ndarray, deficit: float) -> np.ndarray:  # keeps the RAPPOR structure
-        return x - (deficit + 2 * MARGIN) / 2
-
-    tau, info = polish_linear(
-        "opt1", tau0, lambda x: _f1(x, m), ex_grad, A, C[I, J], (0.0, np.inf), shrink, error=IDUESolverError
-    )
+    tau0, status = _opt1_conic(m, C[I, J], I, J)
+    tau, info = _opt1_polish(tau0, m, C[I, J], I, J)
     a = np.exp(tau) / (np.exp(tau) + 1)
     b = 1 / (np.exp(tau) + 1)
     diag = {
@@ -125,6 +104,43 @@ def solve_opt1(
         "certificate": "convex problem; KKT verified in tau-coordinates by NNLS",
     }
     return make_solution("opt1", e, m, a, b, _f1(tau, m), r, R, mask, same_level_pairs, diag)
+
+
+def _opt1_conic(m: np.ndarray, cap: np.ndarray, I: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, str]:
+    """Solve opt1 as a geometric program in ``s = log(e^tau - 1)`` (``T_I + T_J <= cap``).
+
+    Returns the conic point ``tau = softplus(s)`` and the solver status.
+    """
+    import cvxpy as cp
+
+    t = m.size
+    s = cp.Variable(t)
+    T = cp.Variable(t)
+    cons = [T >= cp.logistic(s), T[I] + T[J] <= cap]
+    scale = cp.Parameter(nonneg=True)
+    obj = cp.Minimize(scale * cp.sum(cp.multiply(m, cp.exp(-2 * s) + cp.exp(-s))))
+    prob = cp.Problem(obj, cons)
+    f_ldp = _f1(np.full(t, float(cap.min()) / 2), m)  # feasible LDP point tau = min(r)/2
+    status = cvx_solve(prob, scale, (1.0 / m.sum(), 1.0 / f_ldp, 1.0), "opt1", IDUESolverError)
+    return np.logaddexp(0.0, np.asarray(s.value, dtype=float)), status
+
+
+def _opt1_polish(
+    tau0: np.ndarray, m: np.ndarray, cap: np.ndarray, I: np.ndarray, J: np.ndarray
+) -> tuple[np.ndarray, dict]:
+    """SLSQP polish of the conic ``tau`` under ``tau_I + tau_J <= cap`` (``polish_linear``)."""
+    t = m.size
+    A = np.zeros((I.size, t))
+    np.add.at(A, (np.arange(I.size), I), 1.0)
+    np.add.at(A, (np.arange(I.size), J), 1.0)
+    ex_grad = lambda x: -m * np.exp(x) * (np.exp(x) + 1) / np.expm1(x) ** 3
+
+    def shrink(x: np.ndarray, deficit: float) -> np.ndarray:  # keeps the RAPPOR structure
+        return x - (deficit + 2 * MARGIN) / 2
+
+    return polish_linear(
+        "opt1", tau0, lambda x: _f1(x, m), ex_grad, A, cap, (0.0, np.inf), shrink, error=IDUESolverError
+    )
 
 
 # ============================================================================ opt2
@@ -192,20 +208,45 @@ def solve_opt2(
 
     Parameters and exceptions as in :func:`solve_opt1`.
     """
-    import cvxpy as cp
-
     e, m, R, mask = problem_setup(level_budgets, level_sizes, r, same_level_pairs, pair_sizes)
     t = e.size
     I, J = np.nonzero(mask)
     ER = np.exp(R[I, J])
+    b0, status = _opt2_conic(m, R[I, J], ER, I, J)
+    b, info = _opt2_polish(b0, m, ER, I, J)
+    a = np.full(t, 0.5)
+    diag = {
+        "solver": "cvxpy/CLARABEL (DCP form 0.25*power(0.5-b,-2) - 1) + SLSQP polish",
+        "status": status,
+        **info,
+        "certificate": "convex problem; KKT verified by NNLS",
+    }
+    return make_solution("opt2", e, m, a, b, _f2(b, m), r, R, mask, same_level_pairs, diag)
+
+
+def _opt2_conic(m: np.ndarray, rIJ: np.ndarray, ER: np.ndarray, I: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, str]:
+    """Solve opt2 in its DCP form (``e^r_IJ b_I + b_J >= 1``, ``ER = e^rIJ``); the conic ``b`` and the status."""
+    import cvxpy as cp
+
+    t = m.size
     bvar = cp.Variable(t)
     cons = [cp.multiply(ER, bvar[I]) + bvar[J] >= 1, bvar >= 0]
     scale = cp.Parameter(nonneg=True)
     obj = cp.Minimize(scale * cp.sum(cp.multiply(m, 0.25 * cp.power(0.5 - bvar, -2) - 1)))
     prob = cp.Problem(obj, cons)
-    f_ldp = _f2(np.full(t, 1.0 / (math.exp(float(R[I, J].min())) + 1)), m)  # OUE point at min(r)
+    f_ldp = _f2(np.full(t, 1.0 / (math.exp(float(rIJ.min())) + 1)), m)  # OUE point at min(r)
     status = cvx_solve(prob, scale, (1.0 / m.sum(), 1.0 / f_ldp, 1.0), "opt2", IDUESolverError)
-    b0 = np.asarray(bvar.value, dtype=float).copy()
+    return np.asarray(bvar.value, dtype=float).copy(), status
+
+
+def _opt2_polish(
+    b0: np.ndarray, m: np.ndarray, ER: np.ndarray, I: np.ndarray, J: np.ndarray
+) -> tuple[np.ndarray, dict]:
+    """The best of the conic ``b0`` and its SLSQP, log-coordinate, rescaled and Newton refinements.
+
+    The candidates are certified and compared by ``polish_linear``.
+    """
+    t = m.size
     A = np.zeros((I.size, t))
     rows = np.arange(I.size)
     np.add.at(A, (rows, I), -ER)
@@ -236,21 +277,13 @@ def solve_opt2(
 
     newton = [(f"newton:{name}", newton_active_set(x, grad2, hess2, A, c2))
               for name, x in (("conic", b0), ("slsqp-log", log_polished))]
-    b, info = polish_linear(
+    return polish_linear(
         "opt2", b0, lambda x: _f2(x, m), lambda x: m * 0.5 / (0.5 - x) ** 3,
         A, -np.ones(I.size), (0.0, 0.5), grow,
         extra=[("slsqp-log", log_polished), ("conic-tight", tighten(b0)), ("slsqp-log-tight", tighten(log_polished)),
                *newton],
         error=IDUESolverError,
     )
-    a = np.full(t, 0.5)
-    diag = {
-        "solver": "cvxpy/CLARABEL (DCP form 0.25*power(0.5-b,-2) - 1) + SLSQP polish",
-        "status": status,
-        **info,
-        "certificate": "convex problem; KKT verified by NNLS",
-    }
-    return make_solution("opt2", e, m, a, b, _f2(b, m), r, R, mask, same_level_pairs, diag)
 
 
 # ============================================================================ opt0
@@ -421,8 +454,6 @@ def _opt0_multistart(
     Returns ``(objective, a, b, success)`` per start; the objective is ``inf`` for a start
     whose end point could not be made feasible by a repair of at most ``1e-6``.
     """
-    from scipy.optimize import minimize
-
     t = m.size
     I, J = np.nonzero(mask)
     rIJ = R[I, J]
@@ -430,68 +461,84 @@ def _opt0_multistart(
     A = np.zeros((n_c, 2 * t + 1))
     np.add.at(A, (np.arange(n_c), I), 1.0)
     np.add.at(A, (np.arange(n_c), t + J), 1.0)
+    return [_opt0_local_run(m, I, J, rIJ, A, a0, b0) for a0, b0 in starts]
+
+
+def _opt0_local_run(
+    m: np.ndarray, I: np.ndarray, J: np.ndarray, rIJ: np.ndarray, A: np.ndarray, a0: np.ndarray, b0: np.ndarray,
+) -> tuple[float, np.ndarray, np.ndarray, bool]:
+    """One start of :func:`_opt0_multistart`: SLSQP in ``(u, v, zeta)`` from ``(a0, b0)``, then a repair."""
+    from scipy.optimize import minimize
+
+    t = m.size
+    u0, v0 = uv_from_ab(np.asarray(a0, dtype=float), np.asarray(b0, dtype=float))
+    f_start = float(opt0_objective_uv(u0, v0, m))
+    fun, jac, cons, cons_jac = _opt0_uv_problem(m, rIJ, A, 1.0 / f_start)
+    x0 = np.concatenate([u0, v0, [float(np.max(1 / np.expm1(v0) - 1 / np.expm1(u0)))]])
+    bounds = [(1e-8, None)] * (2 * t) + [(None, None)]
+    with np.errstate(all="ignore"):
+        res = minimize(
+            fun, x0, jac=jac, method="SLSQP", bounds=bounds,
+            constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
+            options={"maxiter": 500, "ftol": 1e-14},
+        )
+    x = np.asarray(res.x, dtype=float)
+    u, v = x[:t], x[t : 2 * t]
+    ok = bool(res.success) and bool(np.all(np.isfinite(x)))
+    val = math.inf
+    if ok:
+        worst = float(np.max(rIJ * 0 + (u[I] + v[J] - rIJ)))
+        if worst > -MARGIN:
+            step = (worst + 2 * MARGIN) / 2
+            u, v = u - step, v - step
+        if np.all(u > 0) and np.all(v > 0) and worst <= 1e-6:
+            val = float(opt0_objective_uv(u, v, m))
+        else:
+            ok = False
+    a, b = ab_from_uv(u, v) if ok else (np.asarray(a0), np.asarray(b0))
+    return val, a, b, ok
+
+
+def _opt0_uv_problem(m: np.ndarray, rIJ: np.ndarray, A: np.ndarray, sc: float) -> tuple[Any, Any, Any, Any]:
+    """Objective (scaled by ``sc``), constraints and their Jacobians of the ``(u, v, zeta)`` form of opt0.
+
+    ``A`` (``(n_c, 2t + 1)``) holds the pair constraints ``u_i + v_j <= r_ij`` (``rIJ``).
+    """
+    t = m.size
+    n_c = rIJ.size
 
     def parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         u, v = x[:t], x[t : 2 * t]
         Z, Y = np.expm1(u), np.expm1(v)
         return u, v, Z, Y
 
-    out = []
-    for a0, b0 in starts:
-        u0, v0 = uv_from_ab(np.asarray(a0, dtype=float), np.asarray(b0, dtype=float))
-        f_start = float(opt0_objective_uv(u0, v0, m))
-        sc = 1.0 / f_start
+    def fun(x: np.ndarray) -> float:
+        _, _, Z, Y = parts(x)
+        return sc * float(np.sum(m * (1 + 1 / Y) / Z) + x[-1])
 
-        def fun(x: np.ndarray, sc: float = sc) -> float:
-            _, _, Z, Y = parts(x)
-            return sc * float(np.sum(m * (1 + 1 / Y) / Z) + x[-1])
+    def jac(x: np.ndarray) -> np.ndarray:
+        u, v, Z, Y = parts(x)
+        g = np.empty(2 * t + 1)
+        g[:t] = -m * (1 + 1 / Y) * np.exp(u) / Z**2
+        g[t : 2 * t] = -m * np.exp(v) / (Z * Y**2)
+        g[-1] = 1.0
+        return sc * g
 
-        def jac(x: np.ndarray, sc: float = sc) -> np.ndarray:
-            u, v, Z, Y = parts(x)
-            g = np.empty(2 * t + 1)
-            g[:t] = -m * (1 + 1 / Y) * np.exp(u) / Z**2
-            g[t : 2 * t] = -m * np.exp(v) / (Z * Y**2)
-            g[-1] = 1.0
-            return sc * g
+    def cons(x: np.ndarray) -> np.ndarray:
+        _, _, Z, Y = parts(x)
+        return np.concatenate([rIJ - A[:, : 2 * t] @ x[: 2 * t], x[-1] - (1 / Y - 1 / Z)])
 
-        def cons(x: np.ndarray) -> np.ndarray:
-            _, _, Z, Y = parts(x)
-            return np.concatenate([rIJ - A[:, : 2 * t] @ x[: 2 * t], x[-1] - (1 / Y - 1 / Z)])
+    def cons_jac(x: np.ndarray) -> np.ndarray:
+        u, v, Z, Y = parts(x)
+        Jm = np.zeros((n_c + t, 2 * t + 1))
+        Jm[:n_c] = -A
+        k = np.arange(t)
+        Jm[n_c + k, k] = -np.exp(u) / Z**2  # -(d/du)(-1/Z)
+        Jm[n_c + k, t + k] = np.exp(v) / Y**2
+        Jm[n_c + k, -1] = 1.0
+        return Jm
 
-        def cons_jac(x: np.ndarray) -> np.ndarray:
-            u, v, Z, Y = parts(x)
-            Jm = np.zeros((n_c + t, 2 * t + 1))
-            Jm[:n_c] = -A
-            k = np.arange(t)
-            Jm[n_c + k, k] = -np.exp(u) / Z**2  # -(d/du)(-1/Z)
-            Jm[n_c + k, t + k] = np.exp(v) / Y**2
-            Jm[n_c + k, -1] = 1.0
-            return Jm
-
-        x0 = np.concatenate([u0, v0, [float(np.max(1 / np.expm1(v0) - 1 / np.expm1(u0)))]])
-        bounds = [(1e-8, None)] * (2 * t) + [(None, None)]
-        with np.errstate(all="ignore"):
-            res = minimize(
-                fun, x0, jac=jac, method="SLSQP", bounds=bounds,
-                constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
-                options={"maxiter": 500, "ftol": 1e-14},
-            )
-        x = np.asarray(res.x, dtype=float)
-        u, v = x[:t], x[t : 2 * t]
-        ok = bool(res.success) and bool(np.all(np.isfinite(x)))
-        val = math.inf
-        if ok:
-            worst = float(np.max(rIJ * 0 + (u[I] + v[J] - rIJ)))
-            if worst > -MARGIN:
-                step = (worst + 2 * MARGIN) / 2
-                u, v = u - step, v - step
-            if np.all(u > 0) and np.all(v > 0) and worst <= 1e-6:
-                val = float(opt0_objective_uv(u, v, m))
-            else:
-                ok = False
-        a, b = ab_from_uv(u, v) if ok else (np.asarray(a0), np.asarray(b0))
-        out.append((val, a, b, ok))
-    return out
+    return fun, jac, cons, cons_jac
 
 
 def _opt0_bnb(
@@ -567,8 +614,9 @@ def solve_opt0(
     ``Z = e^u - 1``, ``Y = e^v - 1`` with ``u = log(a/b)``, ``v = log((1-b)/(1-a))``
     (so ``b = Y/(Z + Y + ZY)``, ``a = (1+Z) Y/(Z + Y + ZY)``) is a bijection of ``{0 < b < a < 1}``
     onto ``{Z, Y > 0}`` and turns (8) into the geometric program
-    ``min max_i F_i(Z, Y)`` s.t. ``(1+Z_i)(1+Y_j) <= e^{r_ij}`` (see the module docstring),
-    which is convex in ``(log Z, log Y)``.  Hence:
+    ``min max_i F_i(Z, Y)`` s.t. ``(1+Z_i)(1+Y_j) <= e^{r_ij}``, with ``F_i = sum_{k != i} m_k
+    (1/Z_k + 1/(Z_k Y_k)) + (m_i - 1)/Z_i + m_i/(Z_i Y_i) + 1/Y_i`` (the objective with the max
+    at level ``i``), which is convex in ``(log Z, log Y)``.  Hence:
 
     1. **primary**: cvxpy (CLARABEL) solves the convex form, then SLSQP polishes it (the
        conic point is only accurate to about the square root of the solver tolerance);
@@ -604,6 +652,32 @@ def solve_opt0(
     """
     e, m, R, mask = problem_setup(level_budgets, level_sizes, r, same_level_pairs, pair_sizes)
     t = e.size
+    n_starts, bnb_max_levels, gen = _check_opt0_options(t, n_starts, bnb_max_levels, seed)
+
+    conv, status = _opt0_convex(m, R, mask)
+    cands: list[tuple[str, np.ndarray, np.ndarray]] = list(conv)
+    starts = _opt0_starts(conv[0], e, m, R, mask, r, same_level_pairs, pair_sizes, n_starts, gen)
+    cands += _opt0_multistart_candidates(m, R, mask, starts)
+    bnb = None
+    if t <= bnb_max_levels:
+        bnb, bnb_cand = _opt0_bnb_candidate(m, R, mask)
+        cands += bnb_cand
+    table = _opt0_candidate_table(cands, m, R, mask)
+    best, n_agree = _opt0_choose(table, status)
+    f_best = best["objective"]
+    diag = _opt0_diagnostics(best, table, status, starts, n_agree, bnb)
+    _opt0_confirm(f_best, n_agree, bnb, t <= bnb_max_levels)
+    if bnb is not None:
+        diag["bnb"] = bnb
+        _opt0_check_bracket(f_best, bnb)
+    a, b = ab_from_uv(best["u"], best["v"])
+    return make_solution("opt0", e, m, a, b, worst_case_mse(a, b, m), r, R, mask, same_level_pairs, diag)
+
+
+def _check_opt0_options(
+    t: int, n_starts: int | None, bnb_max_levels: int, seed: RNGLike
+) -> tuple[int, int, np.random.Generator]:
+    """Validate :func:`solve_opt0`'s options (before any solving); ``n_starts`` defaults by ``t``."""
     if n_starts is None:
         n_starts = 8 if t <= 10 else (2 if t <= 30 else 0)
     elif isinstance(n_starts, bool) or not isinstance(n_starts, numbers.Integral):
@@ -611,14 +685,22 @@ def solve_opt0(
     elif not 0 <= n_starts <= MAX_STARTS:
         raise ValueError(f"n_starts must be an integer in [0, {MAX_STARTS}], got {n_starts!r}")
     bnb_max_levels = check_positive_int(bnb_max_levels, "bnb_max_levels", minimum=0)
-    gen = as_generator(seed, "seed")  # validated before any solving
+    gen = as_generator(seed, "seed")
+    return n_starts, bnb_max_levels, gen
 
-    conv, status = _opt0_convex(m, R, mask)
-    cands: list[tuple[str, np.ndarray, np.ndarray]] = list(conv)
 
-    # ---- multistart in the log-ratio coordinates (u, v)
+def _opt0_starts(
+    conic: tuple[str, np.ndarray, np.ndarray], e: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray,
+    r: PairRule, same_level_pairs: SameLevelPairs, pair_sizes: Any, n_starts: int, gen: np.random.Generator,
+) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
+    """The named starts ``(a, b)`` of the multistart.
+
+    The conic point, the opt1 and opt2 solutions (``t <= 30``) and ``n_starts`` random feasible
+    points drawn by ``gen``.
+    """
+    t = e.size
     starts: list[tuple[str, tuple[np.ndarray, np.ndarray]]] = []
-    u_c, v_c = conv[0][1], conv[0][2]
+    u_c, v_c = conic[1], conic[2]
     if np.all(np.isfinite(u_c)) and np.all(u_c > 0) and np.all(np.isfinite(v_c)) and np.all(v_c > 0):
         starts.append(("conic+slsqp(u,v)", ab_from_uv(u_c, v_c)))
     if t <= 30:
@@ -634,23 +716,39 @@ def solve_opt0(
         v0 = cap * gen.uniform(0.1, 0.9, size=t)
         u0 = np.min(Rm - v0[None, :], axis=1) * gen.uniform(0.3, 0.95, size=t)
         starts.append((f"start:random{k}", ab_from_uv(u0, v0)))
-    ms_names: list[str] = []
+    return starts
+
+
+def _opt0_multistart_candidates(
+    m: np.ndarray, R: np.ndarray, mask: np.ndarray, starts: list[tuple[str, tuple[np.ndarray, np.ndarray]]],
+) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The converged multistart runs as candidates ``(name, u, v)``."""
+    cands: list[tuple[str, np.ndarray, np.ndarray]] = []
     if starts:
         results = _opt0_multistart(m, R, mask, [st for _, st in starts])
         for (name, _), (val, ra, rb, ok) in zip(starts, results):
             if ok and math.isfinite(val):
                 cands.append((name, *uv_from_ab(ra, rb)))
-                ms_names.append(name)
+    return cands
 
-    # ---- interval branch and bound for small t
-    bnb = None
-    if t <= bnb_max_levels:
-        bnb = _opt0_bnb(m, R, mask, rel_gap=1e-4 if t <= 2 else 1e-3)
-        best_v = bnb.pop("best_v")
-        if best_v is not None and math.isfinite(bnb["upper_bound"]):
-            cands.append(("bnb", np.min(Rm - best_v[None, :], axis=1), best_v))
 
-    # ---- repair, evaluate and KKT-check every candidate in the convex coordinates
+def _opt0_bnb_candidate(
+    m: np.ndarray, R: np.ndarray, mask: np.ndarray
+) -> tuple[dict, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """The interval branch and bound (small ``t``): its report and its best point as a candidate (if any)."""
+    t = m.size
+    bnb = _opt0_bnb(m, R, mask, rel_gap=1e-4 if t <= 2 else 1e-3)
+    best_v = bnb.pop("best_v")
+    if best_v is not None and math.isfinite(bnb["upper_bound"]):
+        Rm = np.where(mask, R, np.inf)
+        return bnb, [("bnb", np.min(Rm - best_v[None, :], axis=1), best_v)]
+    return bnb, []
+
+
+def _opt0_candidate_table(
+    cands: list[tuple[str, np.ndarray, np.ndarray]], m: np.ndarray, R: np.ndarray, mask: np.ndarray
+) -> list[dict]:
+    """Repair, evaluate and KKT-check every candidate in the convex coordinates (unrepairable ones are dropped)."""
     table = []
     for name, cu, cv in cands:
         fixed = _opt0_repair(cu, cv, R, mask)
@@ -659,6 +757,11 @@ def solve_opt0(
         uu, vv, moved = fixed
         kkt = _opt0kkt_multipliers(uu, vv, m, R, mask)
         table.append({"name": name, "objective": float(opt0_objective_uv(uu, vv, m)), "u": uu, "v": vv, "repair": moved, **kkt})
+    return table
+
+
+def _opt0_choose(table: list[dict], status: str) -> tuple[dict, int]:
+    """The best KKT-certified row and how many multistart runs agree with it; raise if none passes or one beats it."""
     certified = [row for row in table if row["kkt_residual"] <= KKT_RTOL]
     if not certified:
         best_res = min((row["kkt_residual"] for row in table), default=math.inf)
@@ -670,7 +773,15 @@ def solve_opt0(
         raise IDUESolverError(f"opt0: a feasible point ({lowest!r}) beats the KKT-certified optimum ({f_best!r})")
     random_like = [row for row in table if row["name"].startswith("start:")]
     n_agree = sum(row["objective"] <= f_best * (1 + 1e-5) for row in random_like)
-    diag: dict[str, Any] = {
+    return best, n_agree
+
+
+def _opt0_diagnostics(
+    best: dict, table: list[dict], status: str, starts: list[tuple[str, tuple[np.ndarray, np.ndarray]]],
+    n_agree: int, bnb: dict | None,
+) -> dict[str, Any]:
+    """``IDUESolution.diagnostics`` of opt0 (without the ``bnb`` report, added by the caller)."""
+    return {
         "solver": "cvxpy/CLARABEL (geometric program in log Z, log Y) + SLSQP polish",
         "status": status,
         "chosen": best["name"],
@@ -687,20 +798,25 @@ def solve_opt0(
             + (" and branch-and-bound interval bounds" if bnb is not None else "")
         ),
     }
-    # an independent confirmation for small t: a multistart run reaching the optimum, or the
-    # branch-and-bound bracket closing on it from below (the multistart is poorly scaled at
-    # small budgets, where the bracket still closes)
+
+
+def _opt0_confirm(f_best: float, n_agree: int, bnb: dict | None, small: bool) -> None:
+    """An independent confirmation for small ``t``, or raise.
+
+    A multistart run reaching the optimum, or the branch-and-bound bracket closing on it from
+    below (the multistart is poorly scaled at small budgets, where the bracket still closes).
+    """
     bracket_ok = bnb is not None and bnb["lower_bound"] >= f_best * (1 - 1e-3)
-    if t <= bnb_max_levels and n_agree == 0 and not bracket_ok:
+    if small and n_agree == 0 and not bracket_ok:
         raise IDUESolverError(f"opt0: no independent multistart run reached the certified optimum {f_best!r}")
-    if bnb is not None:
-        diag["bnb"] = bnb
-        if bnb["lower_bound"] > f_best * (1 + 1e-9):
-            raise IDUESolverError(f"opt0: interval lower bound {bnb['lower_bound']!r} exceeds the optimum {f_best!r}")
-        if bnb["upper_bound"] < f_best * (1 - AGREEMENT_RTOL):
-            raise IDUESolverError(f"opt0: grid search found {bnb['upper_bound']!r} below the optimum {f_best!r}")
-    a, b = ab_from_uv(best["u"], best["v"])
-    return make_solution("opt0", e, m, a, b, worst_case_mse(a, b, m), r, R, mask, same_level_pairs, diag)
+
+
+def _opt0_check_bracket(f_best: float, bnb: dict) -> None:
+    """Raise unless the branch-and-bound bracket contains the certified optimum ``f_best``."""
+    if bnb["lower_bound"] > f_best * (1 + 1e-9):
+        raise IDUESolverError(f"opt0: interval lower bound {bnb['lower_bound']!r} exceeds the optimum {f_best!r}")
+    if bnb["upper_bound"] < f_best * (1 - AGREEMENT_RTOL):
+        raise IDUESolverError(f"opt0: grid search found {bnb['upper_bound']!r} below the optimum {f_best!r}")
 
 
 _SOLVERS = {"opt0": solve_opt0, "opt1": solve_opt1, "opt2": solve_opt2}
