@@ -91,7 +91,7 @@ def _measure(args: argparse.Namespace, env: dict[str, str]) -> None:
     for pkg in ("numpy", "scipy"):
         sub = sorted({".".join(m.split(".")[:2]) for m in beyond if m.startswith(pkg + ".")})
         print(f"{pkg} subpackages loaded beyond `import numpy, scipy`: " + (", ".join(sub) or "none"))
-    heavy = sorted(m for m in ("ldpkit.datasets", "ldpkit.experiments", "ldpkit.claims") if m in loaded)
+    heavy = sorted(m for m in ("ldpkit.datasets", "ldpkit.experiments") if m in loaded)
     print("heavy ldpkit subpackages loaded by import ldpkit: " + (", ".join(heavy) or "none"))
 
 
