@@ -23,7 +23,6 @@ soon as it implements the :class:`~ldpkit.channels.Channel` interface.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, NamedTuple, Optional, Protocol, TypeVar, Union, cast
@@ -46,9 +45,7 @@ __all__ = [
     "SupportsChannel",
     "Verification",
     "as_channel",
-    "closed_form_for",
     "closed_forms",
-    "dispatch",
     "enumerate_channel",
     "get_notion",
     "notions",
@@ -300,11 +297,6 @@ def register_closed_form(notion: str, kind: type) -> Callable[[_F], _F]:
     return closed_forms(notion).register(kind)
 
 
-def closed_form_for(notion: str, kind: type) -> Callable[..., Any] | None:
-    """The computation registered for ``notion`` on ``kind`` or its nearest base class."""
-    return _CLOSED_FORMS[notion].lookup(kind) if notion in _CLOSED_FORMS else None
-
-
 def _size_text(ch: Channel) -> str:
     n_out = ch.n_outputs
     out = f"2**{n_out.bit_length() - 1}" if n_out > 1 << 16 and n_out & (n_out - 1) == 0 else f"{n_out:,}"
@@ -335,22 +327,6 @@ def enumerate_channel(ch: Channel, what: str) -> ExplicitChannel:
             f"{type(ch).__name__}.to_explicit() has {ex.n_inputs} inputs, the channel declares {ch.n_inputs}"
         )
     return ex
-
-
-def dispatch(notion: str, ch: Channel, *args: Any, **kwargs: Any) -> Any:
-    """Compute ``notion`` on ``ch`` through its closed-form table: the kind's closed form, else enumeration.
-
-    Notion modules call their typed table (:meth:`ClosedForms.compute`) directly; this
-    name-based form serves closed forms registered from outside the accountant.
-
-    Raises
-    ------
-    AccountingError
-        When no closed form applies and the channel is too large to enumerate.
-    """
-    if notion not in _CLOSED_FORMS:
-        raise AccountingError(f"{notion}: no computation is registered for this notion")
-    return _CLOSED_FORMS[notion].compute(ch, *args, **kwargs)
 
 
 # ---------------------------------------------------------------------------- results

@@ -280,8 +280,20 @@ def check_idldp(ch: ChannelLike, budgets: ArrayLike, *, r: PairRule = "min", met
     d = require_pairs(ch)
     e = check_budget_vector(budgets, d)
     name, rule = resolve_pair_rule(r)
-    blocks = _blocks(ch, e, rule, method)
+    ok, (_, x, xp, lval, aval, y) = _worst_pair(_blocks(ch, e, rule, method))
+    return IDLDPResult(
+        satisfied=bool(ok),
+        worst_inputs=(x, xp),
+        worst_log_ratio=lval,
+        allowed=aval,
+        slack=(math.inf if math.isinf(aval) and aval > 0 else aval - lval),
+        worst_output=(None if y < 0 else y),
+        rule=name,
+    )
 
+
+def _worst_pair(blocks: Iterator[Block]) -> tuple[bool, tuple[float, int, int, float, float, int]]:
+    """Whether every pair holds, and the tightest one: ``(margin, x, x', L, A, y)`` (``y = -1``: unknown)."""
     best = (-math.inf, 0, 1, 0.0, 0.0, -1)  # margin, x, x', L, A, y
     ok = True
     found = False
@@ -301,16 +313,7 @@ def check_idldp(ch: ChannelLike, budgets: ArrayLike, *, r: PairRule = "min", met
         if not found or margin[i, j] > best[0]:
             best = (float(margin[i, j]), int(X[i, j]), int(XP[i, j]), float(L[i, j]), float(A[i, j]), int(Y[i, j]))
             found = True
-    _, x, xp, lval, aval, y = best
-    return IDLDPResult(
-        satisfied=bool(ok),
-        worst_inputs=(x, xp),
-        worst_log_ratio=lval,
-        allowed=aval,
-        slack=(math.inf if math.isinf(aval) and aval > 0 else aval - lval),
-        worst_output=(None if y < 0 else y),
-        rule=name,
-    )
+    return ok, best
 
 
 def check_minidldp(ch: ChannelLike, budgets: ArrayLike, *, r: Literal["min"] = "min") -> IDLDPResult:

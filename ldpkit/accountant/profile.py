@@ -135,29 +135,7 @@ def privacy_profile(
     """
     ch = as_channel(mech)
     d = require_pairs(ch)
-    known: dict[str, Any] = dict(context)
-    if budgets is not None:
-        e = check_budget_vector(budgets, d, allow_inf=True)
-        implied = np.flatnonzero(np.isfinite(e))
-        if sensitive is None:
-            sens = implied
-        else:
-            sens = sensitive_indices(sensitive, d)
-            if not np.array_equal(np.sort(sens), implied):
-                raise ValueError(
-                    "sensitive must be the items with a finite budget: "
-                    f"got {sorted(int(i) for i in sens)}, budgets give {implied.tolist()}"
-                )
-        known["budgets"] = e
-    elif sensitive is not None:
-        sens = sensitive_indices(sensitive, d)
-    else:
-        sens = None
-    if sens is not None and sens.size:
-        known["sensitive"] = np.sort(sens)
-    if prior is not None:
-        known["prior"] = check_distribution(prior, d, "prior")
-
+    known, sens = _context(d, budgets, sensitive, prior, context)
     values: dict[str, Optional[float]] = {}
     scales = []
     for notion in registered_notions():
@@ -179,3 +157,31 @@ def privacy_profile(
         sensitive=None if sens is None else tuple(int(i) for i in np.sort(sens)),
     )
 
+
+def _context(
+    d: int,
+    budgets: Optional[ArrayLike],
+    sensitive: Optional[ArrayLike],
+    prior: Optional[ArrayLike],
+    context: Mapping[str, Any],
+) -> tuple[dict[str, Any], Optional[np.ndarray]]:
+    """The validated parameters the notions may need, and the sensitive items (implied by finite budgets)."""
+    known: dict[str, Any] = dict(context)
+    sens: Optional[np.ndarray] = None
+    if budgets is not None:
+        e = check_budget_vector(budgets, d, allow_inf=True)
+        implied = np.flatnonzero(np.isfinite(e))
+        sens = implied if sensitive is None else sensitive_indices(sensitive, d)
+        if not np.array_equal(np.sort(sens), implied):
+            raise ValueError(
+                "sensitive must be the items with a finite budget: "
+                f"got {sorted(int(i) for i in sens)}, budgets give {implied.tolist()}"
+            )
+        known["budgets"] = e
+    elif sensitive is not None:
+        sens = sensitive_indices(sensitive, d)
+    if sens is not None and sens.size:
+        known["sensitive"] = np.sort(sens)
+    if prior is not None:
+        known["prior"] = check_distribution(prior, d, "prior")
+    return known, sens

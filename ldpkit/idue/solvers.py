@@ -127,7 +127,7 @@ def _opt1_conic(m: np.ndarray, cap: np.ndarray, I: np.ndarray, J: np.ndarray) ->
 
 def _opt1_polish(
     tau0: np.ndarray, m: np.ndarray, cap: np.ndarray, I: np.ndarray, J: np.ndarray
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, Any]]:
     """SLSQP polish of the conic ``tau`` under ``tau_I + tau_J <= cap`` (``polish_linear``)."""
     t = m.size
     A = np.zeros((I.size, t))
@@ -241,7 +241,7 @@ def _opt2_conic(m: np.ndarray, rIJ: np.ndarray, ER: np.ndarray, I: np.ndarray, J
 
 def _opt2_polish(
     b0: np.ndarray, m: np.ndarray, ER: np.ndarray, I: np.ndarray, J: np.ndarray
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The best of the conic ``b0`` and its SLSQP, log-coordinate, rescaled and Newton refinements.
 
     The candidates are certified and compared by ``polish_linear``.
@@ -287,7 +287,7 @@ def _opt2_polish(
 
 
 # ============================================================================ opt0
-def _opt0_convex(m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> tuple[list, str]:
+def _opt0_convex(m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> tuple[list[Any], str]:
     """Solve opt0 as a geometric program in ``s = log Z``, ``w = log Y``.
 
     Returns the candidates ``[(name, u, v), ...]`` (conic point and its SLSQP polish) and
@@ -412,7 +412,7 @@ def _opt0_polish(s: np.ndarray, w: np.ndarray, m: np.ndarray, R: np.ndarray, mas
     return x[:t], x[t : 2 * t]
 
 
-def _opt0kkt_multipliers(u: np.ndarray, v: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> dict:
+def _opt0kkt_multipliers(u: np.ndarray, v: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
     """KKT check of the convex form ``min z`` s.t. ``F_i(s, w) <= z``, ``softplus(s_i)+softplus(w_j) <= r_ij``."""
     t = m.size
     Zs, Ys = np.expm1(u), np.expm1(v)
@@ -544,7 +544,7 @@ def _opt0_uv_problem(m: np.ndarray, rIJ: np.ndarray, A: np.ndarray, sc: float) -
 def _opt0_bnb(
     m: np.ndarray, R: np.ndarray, mask: np.ndarray, rel_gap: float = 1e-4, max_boxes: int = 400_000,
     max_iter: int = 60,
-) -> dict:
+) -> dict[str, Any]:
     """Branch and bound over the reduced variables ``v`` with a rigorous interval lower bound.
 
     The opt0 objective ``f(u, v)`` is non-increasing in every ``u_i`` and ``v_i`` (ID-LDP
@@ -734,7 +734,7 @@ def _opt0_multistart_candidates(
 
 def _opt0_bnb_candidate(
     m: np.ndarray, R: np.ndarray, mask: np.ndarray
-) -> tuple[dict, list[tuple[str, np.ndarray, np.ndarray]]]:
+) -> tuple[dict[str, Any], list[tuple[str, np.ndarray, np.ndarray]]]:
     """The interval branch and bound (small ``t``): its report and its best point as a candidate (if any)."""
     t = m.size
     bnb = _opt0_bnb(m, R, mask, rel_gap=1e-4 if t <= 2 else 1e-3)
@@ -747,7 +747,7 @@ def _opt0_bnb_candidate(
 
 def _opt0_candidate_table(
     cands: list[tuple[str, np.ndarray, np.ndarray]], m: np.ndarray, R: np.ndarray, mask: np.ndarray
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Repair, evaluate and KKT-check every candidate in the convex coordinates (unrepairable ones are dropped)."""
     table = []
     for name, cu, cv in cands:
@@ -760,7 +760,7 @@ def _opt0_candidate_table(
     return table
 
 
-def _opt0_choose(table: list[dict], status: str) -> tuple[dict, int]:
+def _opt0_choose(table: list[dict[str, Any]], status: str) -> tuple[dict[str, Any], int]:
     """The best KKT-certified row and how many multistart runs agree with it; raise if none passes or one beats it."""
     certified = [row for row in table if row["kkt_residual"] <= KKT_RTOL]
     if not certified:
@@ -777,8 +777,8 @@ def _opt0_choose(table: list[dict], status: str) -> tuple[dict, int]:
 
 
 def _opt0_diagnostics(
-    best: dict, table: list[dict], status: str, starts: list[tuple[str, tuple[np.ndarray, np.ndarray]]],
-    n_agree: int, bnb: dict | None,
+    best: dict[str, Any], table: list[dict[str, Any]], status: str, starts: list[tuple[str, tuple[np.ndarray, np.ndarray]]],
+    n_agree: int, bnb: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """``IDUESolution.diagnostics`` of opt0 (without the ``bnb`` report, added by the caller)."""
     return {
@@ -800,7 +800,7 @@ def _opt0_diagnostics(
     }
 
 
-def _opt0_confirm(f_best: float, n_agree: int, bnb: dict | None, small: bool) -> None:
+def _opt0_confirm(f_best: float, n_agree: int, bnb: dict[str, Any] | None, small: bool) -> None:
     """An independent confirmation for small ``t``, or raise.
 
     A multistart run reaching the optimum, or the branch-and-bound bracket closing on it from
@@ -811,7 +811,7 @@ def _opt0_confirm(f_best: float, n_agree: int, bnb: dict | None, small: bool) ->
         raise IDUESolverError(f"opt0: no independent multistart run reached the certified optimum {f_best!r}")
 
 
-def _opt0_check_bracket(f_best: float, bnb: dict) -> None:
+def _opt0_check_bracket(f_best: float, bnb: dict[str, Any]) -> None:
     """Raise unless the branch-and-bound bracket contains the certified optimum ``f_best``."""
     if bnb["lower_bound"] > f_best * (1 + 1e-9):
         raise IDUESolverError(f"opt0: interval lower bound {bnb['lower_bound']!r} exceeds the optimum {f_best!r}")

@@ -23,7 +23,7 @@ from .reading import (
     read_data,
     source_label,
 )
-from .records import first_occurrence, itemsets_from_pairs, reindex_strings, report_blank_lines
+from .records import reindex_strings, report_blank_lines, sets_of_distinct_pairs
 
 __all__ = ["read_clothing"]
 
@@ -93,13 +93,9 @@ def read_clothing(
         raise DatasetFormatError(fname, "no record found")
     vocab, idx = reindex_strings(items)
     user = np.asarray(users, dtype=np.int64)
-    keep = first_occurrence(user, idx, vocab.size)
-    n_rep = int(keep.size - np.count_nonzero(keep))
+    sets, n_rep = sets_of_distinct_pairs(user, idx, n_users, vocab.size)
     if n_rep:
-        notes.append(f"merged {n_rep} repeated (user, item) record(s) of {keep.size} records")
-    user, idx = user[keep], idx[keep]
-    order = np.argsort(user, kind="stable")
-    sets = itemsets_from_pairs(user[order], idx[order], n_users, vocab.size)
+        notes.append(f"merged {n_rep} repeated (user, item) record(s) of {user.size} records")
     return ItemSetData(sets=sets, vocabulary=vocab, name=name, source=source_label(p), notes=tuple(notes))
 
 

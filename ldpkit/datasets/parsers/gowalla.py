@@ -17,7 +17,7 @@ import numpy as np
 from ..containers import ItemSetData
 from .errors import DatasetFormatError
 from .reading import PathLike, check_choice, check_name, check_path, line_number, read_lines, source_label
-from .records import first_occurrence, handle_blank, itemsets_from_pairs, reindex_ints, tokenize_ints
+from .records import handle_blank, reindex_ints, sets_of_distinct_pairs, tokenize_ints
 
 __all__ = ["CheckIns", "read_gowalla_10core", "read_gowalla_checkins"]
 
@@ -85,13 +85,9 @@ def read_gowalla_10core(paths: PathLike | Iterable[PathLike], *, name: str = "Go
         )
     user = np.concatenate(all_user)
     vocab, loc = reindex_ints(np.concatenate(all_loc))
-    keep = first_occurrence(user, loc, vocab.size)
-    n_rep = int(keep.size - np.count_nonzero(keep))
+    sets, n_rep = sets_of_distinct_pairs(user, loc, n_users, vocab.size)
     if n_rep:
         notes.append(f"merged {n_rep} repeated (user, location) pair(s) across lines/files")
-    user, loc = user[keep], loc[keep]
-    order = np.argsort(user, kind="stable")
-    sets = itemsets_from_pairs(user[order], loc[order], n_users, vocab.size)
     source = ", ".join(source_label(q) for q in plist)
     return ItemSetData(sets=sets, vocabulary=vocab, name=name, source=source, notes=tuple(notes))
 

@@ -31,7 +31,7 @@ from .reading import (
     read_data,
     source_label,
 )
-from .records import first_occurrence, itemsets_from_pairs, reindex_strings
+from .records import reindex_strings, sets_of_distinct_pairs
 
 __all__ = ["read_online_retail"]
 
@@ -331,13 +331,10 @@ def _invoice_sets(inv: np.ndarray, idx: np.ndarray, m: int, notes: list[str]) ->
     rank_sorted = np.empty(inv_labels.size, dtype=np.int64)
     rank_sorted[np.argsort(first, kind="stable")] = np.arange(inv_labels.size)  # order of first appearance
     user = rank_sorted[np.searchsorted(inv_labels, inv)]
-    dedup = first_occurrence(user, idx, m)
-    n_rep = int(dedup.size - np.count_nonzero(dedup))
+    sets, n_rep = sets_of_distinct_pairs(user, idx, inv_labels.size, m)
     if n_rep:
         notes.append(f"merged {n_rep} repeated stock code(s) within an invoice")
-    user, idx = user[dedup], idx[dedup]
-    order = np.argsort(user, kind="stable")
-    return itemsets_from_pairs(user[order], idx[order], inv_labels.size, m)
+    return sets
 
 
 def _string_column(col: Any, column: str, fname: str) -> np.ndarray:

@@ -18,6 +18,7 @@ __all__ = [
     "first_occurrence",
     "handle_blank",
     "itemsets_from_pairs",
+    "sets_of_distinct_pairs",
     "reindex_ints",
     "reindex_strings",
     "report_blank_lines",
@@ -149,3 +150,17 @@ def handle_blank(line_of: np.ndarray, n_lines: int, fname: str, blank: str, note
 
 def dedupe_note(n_dropped: int, what: str) -> str:
     return f"dropped {n_dropped} repeated {what}"
+
+
+def sets_of_distinct_pairs(group: np.ndarray, item: np.ndarray, n_groups: int, m: int) -> tuple[ItemSets, int]:
+    """Item sets from unsorted ``(group, item)`` pairs, each pair kept once; and how many repeats were merged.
+
+    The first occurrence of every pair is kept (:func:`first_occurrence`), the pairs are sorted by
+    group (stable, so each set keeps the input order of its items) and packed by
+    :func:`itemsets_from_pairs`.
+    """
+    keep = first_occurrence(group, item, m)
+    n_repeated = int(keep.size - np.count_nonzero(keep))
+    group, item = group[keep], item[keep]
+    order = np.argsort(group, kind="stable")
+    return itemsets_from_pairs(group[order], item[order], n_groups, m), n_repeated
