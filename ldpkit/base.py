@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -145,7 +145,7 @@ class FrequencyOracle(ComparedByConfiguration, Generic[ReportT]):
         """Exact variance of each count estimate given the true count vector."""
 
     # ------------------------------------------------------------------ provenance
-    def report_parameters(self) -> dict[str, Any]:
+    def report_parameters(self) -> dict[str, object]:
         """The parameters the meaning of this mechanism's reports depends on (for :attr:`provenance`).
 
         The default is ``d`` and :attr:`~ldpkit.base.FrequencyOracle.epsilon`; mechanisms with more configuration
