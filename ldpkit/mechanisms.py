@@ -39,6 +39,10 @@ InputKind = Literal["items", "itemsets"]
 ReportFamily = Literal["item", "unary", "hashed", "pair", "binary", "itemsets"]
 
 
+#: how a family refuses a budget outside its stated range (``{lo}``, ``{hi}`` filled in)
+_RANGE_REFUSAL = r"supported range \[{lo:g}, {hi:g}\]"
+
+
 @dataclass(frozen=True)
 class BudgetSweep:
     """A family as a function of its budget: what the robustness sweeps build at every budget.
@@ -59,7 +63,8 @@ class BudgetSweep:
     reports
         The report family (provenance checks pair sweeps of the same family).
     budget_range, refusal
-        Whether the family states its range, and the refusal message pattern (``{lo}``, ``{hi}``).
+        Whether the family states its range, and the refusal message pattern (``{lo}`` and ``{hi}``
+        stand for the range; empty means the message that states the supported range).
     eps_arg
         The argument a bad budget's message names.
     scalar_budget
@@ -87,7 +92,7 @@ class BudgetSweep:
     hi: float
     reports: ReportFamily
     budget_range: bool = True
-    refusal: str = r"supported range \[{lo:g}, {hi:g}\]"
+    refusal: str = ""
     eps_arg: str = "epsilon"
     scalar_budget: bool = True
     variants: tuple[tuple[str, Callable[[], Any]], ...] = ()
@@ -96,8 +101,9 @@ class BudgetSweep:
     cheap: bool = True
 
     def refusal_regex(self) -> str:
-        """The refusal pattern with the range filled in."""
-        return self.refusal.format(lo=self.lo, hi=self.hi)
+        """The refusal pattern with the range filled in (by default, the message naming the supported range)."""
+        pattern = self.refusal or _RANGE_REFUSAL
+        return pattern.format(lo=self.lo, hi=self.hi)
 
     def __repr__(self) -> str:  # short test ids
         return self.name
