@@ -1,12 +1,13 @@
 """Channels: the conditional output distribution of a mechanism, for exact privacy accounting.
 
-A *channel* describes ``P(y | x)`` for every input item ``x`` and output ``y``.  Two forms:
+A *channel* describes ``P(y | x)`` for every input item ``x`` and output ``y``.  Three forms:
 
 * :class:`ExplicitChannel` -- a row-stochastic matrix, used when the output space is small
   (GRR, uRR, hashed mechanisms restricted to a finite set of seeds, small unary encodings).
 * :class:`UnaryChannel` -- the structured form of a unary encoding: output bit ``i`` is 1
   with probability ``a[i]`` when the input is ``i`` and ``b[i]`` otherwise, independently
-  across bits.* :class:`HadamardChannel` -- the structured form of the Hadamard mechanisms (HR, FHR).
+  across bits.
+* :class:`HadamardChannel` -- the structured form of the Hadamard mechanisms (HR and FHR).
 
 A channel holds the law of a mechanism and nothing else: every privacy quantity of a channel
 (its tightest epsilon, the pairwise loss matrix, every notion of the companion papers) is
