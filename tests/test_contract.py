@@ -95,9 +95,17 @@ def test_a_perturbed_copy_fails_verify_and_the_sampling_contract(name: str, inde
     assert failing is not None, f"no {MUTATION_SHARE} perturbation of {mech!r} breaks its declared guarantees"
     x, y, mutant = failing
     # the smallest move that breaks a guarantee can be a small change of the law (0.015 for the
-    # binary LIP channels): 200,000 draws per input put its chi-square noncentrality above 200
+    # binary LIP channels); the power of the check on row x at n draws, from the noncentral
+    # chi-square of the sampler's true row against the perturbed one, sizes n
+    n = 200_000
+    declared = mutant.channel().to_explicit().matrix
+    true_row = accountant.enumerate_channel(mech.channel(), "power").matrix[x]
+    k = int(np.count_nonzero(declared[x] > 0))
+    crit = stats.chi2.isf(CONTRACT_ALPHA / declared.shape[0], max(k - 1, 1))
+    power = stats.ncx2.sf(crit, max(k - 1, 1), chi_square_noncentrality(declared[x], true_row, n))
+    assert power > 0.999, (mech, x, y, power)
     with pytest.raises(AssertionError, match=f"input {x}"):
-        check_sampling_matches_channel(mutant, samples_per_input=200_000, rng=index)
+        check_sampling_matches_channel(mutant, samples_per_input=n, rng=index)
 
 
 # ------------------------------------------------------------------------------ power

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DatasetFormatError", "MissingFileError", "MissingReaderError"]
+__all__ = ["DatasetFormatError", "MissingFileError", "MissingReaderError", "csv_format_error"]
 
 
 class MissingReaderError(ImportError):
@@ -104,6 +104,13 @@ class DatasetFormatError(ValueError):
 
 class MissingFileError(DatasetFormatError, FileNotFoundError):
     """A :class:`DatasetFormatError` for a path that does not exist (also a ``FileNotFoundError``)."""
+
+
+def csv_format_error(file: str, exc: Exception, unclosed: str, line: int) -> DatasetFormatError:
+    """The format error for a ``csv.Error`` at ``line``: an unbalanced quote (``unclosed`` says which) or malformed CSV."""
+    if "unexpected end of data" in str(exc):
+        return DatasetFormatError(file, f"unbalanced quote: {unclosed}", line=line)
+    return DatasetFormatError(file, f"malformed CSV ({exc})", line=line)
 
 
 def _rebuild_error(

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 
 from ..containers import ItemSetData
-from .errors import DatasetFormatError
+from .errors import DatasetFormatError, csv_format_error
 from .reading import PathLike, check_choice, check_name, check_path, decode_utf8, read_lines, source_label
 from .records import dedupe_note, first_occurrence, itemsets_from_pairs, reindex_strings, report_blank_lines
 
@@ -110,11 +110,7 @@ def _basket_names(line: str, k: int, fname: str) -> list[str]:
     try:
         row = next(csv.reader((line,), strict=True))
     except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            what = "unbalanced quote: a quoted item name opened on this line is not closed on it"
-        else:
-            what = f"malformed CSV ({exc})"
-        raise DatasetFormatError(fname, what, line=k) from None
+        raise csv_format_error(fname, exc, "a quoted item name opened on this line is not closed on it", k) from None
     names = [f.strip() for f in row]
     if any(not f for f in names):
         raise DatasetFormatError(fname, f"empty item name in basket {row!r}", line=k)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...sets import ItemSets
 from ..containers import ItemSetData, SingleItemData
-from .errors import DatasetFormatError, MissingReaderError
+from .errors import DatasetFormatError, MissingReaderError, csv_format_error
 from .reading import (
     PathLike,
     check_choice,
@@ -93,11 +93,7 @@ def _check_csv_rows(text: str, fname: str) -> int:
                     line=line)
             rows += 1
     except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            what = "unbalanced quote: a quoted field opened on this line is never closed"
-        else:
-            what = f"malformed CSV ({exc})"
-        raise DatasetFormatError(fname, what, line=start) from None
+        raise csv_format_error(fname, exc, "a quoted field opened on this line is never closed", start) from None
     return rows
 
 
