@@ -10,13 +10,13 @@
 from __future__ import annotations
 
 import ast
-import base64
-import io
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from booktools import chapter_glue_keys, csv_link_html, downloads_html, experiment_map, glue_facts
 from conftest import REPO
@@ -46,18 +46,28 @@ def test_glue_facts_are_the_caption_facts_under_the_key() -> None:
 
 
 def test_download_links_carry_the_data_and_the_provenance() -> None:
+    """The links under a figure point to files the build copies into the site, not to embedded data."""
+    from booktools.chapters import DOWNLOAD_DIR, DOWNLOAD_HREF
+
     result = run(_toy())
-    # the download link carries the frame as <id>.csv
     link = csv_link_html(result)
-    payload = re.search(r'href="data:text/csv;base64,([^"]+)"', link).group(1)
-    assert link.startswith('<a download="toy-fig1.csv"')
-    assert pd.read_csv(io.BytesIO(base64.b64decode(payload))).to_dict("records") == result.frame.to_dict("records")
-    # under every figure of the book: the CSV link and the provenance record of the run
-    both = downloads_html(result)
-    assert both.startswith(link) and '<a download="toy-fig1.json" href="data:application/json;base64,' in both
-    record = json.loads(base64.b64decode(re.search(r'href="data:application/json;base64,([^"]+)"', both).group(1)))
-    assert record["id"] == "toy-fig1" and record["labels"] == {"toy": "Toy (stand-in)"}
-    assert record["config"]["seed"] == result.config.seed and record["standins"] == ["Toy (stand-in)"]
+    assert link.startswith(f'<a download="toy-fig1.csv" href="{DOWNLOAD_HREF}toy-fig1.csv">') and "base64" not in link
+    csv_file, json_file = DOWNLOAD_DIR / "toy-fig1.csv", DOWNLOAD_DIR / "toy-fig1.json"
+    try:
+        assert pd.read_csv(csv_file).to_dict("records") == result.frame.to_dict("records")
+        # under every figure of the book: the CSV link and the provenance record of the run
+        both = downloads_html(result)
+        assert both.startswith(link) and f'<a download="toy-fig1.json" href="{DOWNLOAD_HREF}toy-fig1.json">' in both
+        record = json.loads(json_file.read_text())
+        assert record["id"] == "toy-fig1" and record["labels"] == {"toy": "Toy (stand-in)"}
+        assert record["config"]["seed"] == result.config.seed and record["standins"] == ["Toy (stand-in)"]
+    finally:
+        csv_file.unlink(missing_ok=True)
+        json_file.unlink(missing_ok=True)
+    # the build copies the folder's parent to the site's root, where the links point
+    config = yaml.safe_load((REPO / "_config.yml").read_text())
+    assert config["sphinx"]["config"]["html_extra_path"] == [str(DOWNLOAD_DIR.parent.relative_to(REPO))]
+    assert DOWNLOAD_HREF == "../" + DOWNLOAD_DIR.name + "/"
 
 
 def test_the_register_reads_the_chapters_glue_facts_calls(tmp_path) -> None:
@@ -125,3 +135,24 @@ def test_style_covers_every_family_and_keeps_the_book_sizes() -> None:
     assert set(style.COLORS) == {"idldp", "ipldp", "fldp", "lip"}
     assert style.RC["font.size"] == style.MIN_FONT_PT and style.FIG_WIDTH == 7.5
     assert dict(style.SAVEFIG) == {"bbox_inches": "tight"}
+
+
+# ----------------------------------------------------------------------------- tables
+def test_table_cells_read_as_numbers_not_as_pandas() -> None:
+    from booktools.tables import MISSING, format_value, table_markdown
+
+    assert format_value(np.int64(25000)) == "25,000" and format_value(np.float64(3.0)) == "3"
+    assert format_value(float("nan")) == MISSING and format_value(pd.NA) == MISSING and format_value(None) == MISSING
+    assert format_value(np.inf) == "$\\infty$" and format_value(2.5e-9) == "$2.5 \\times 10^{-9}$"
+    assert format_value(np.bool_(True)) == "yes" and format_value(0.123456, ".2f") == "0.12"
+    frame = pd.DataFrame({"eps": [0.5, np.inf], "count": [1234, 5]}, index=pd.Index(["a", "b"], name="item"))
+    text = table_markdown(frame, headers={"eps": "$\\varepsilon$"}, caption="A caption", label="tab-x", index=True)
+    assert ":name: tab-x" in text and "* - item" in text and "  - $\\varepsilon$" in text and "1,234" in text
+    assert "nan" not in text.lower() and "inf\n" not in text
+    # bad input is refused before any work, naming what is wrong
+    with pytest.raises(ValueError, match="needs a caption"):
+        table_markdown(frame, label="tab-x")
+    with pytest.raises(ValueError, match="lower-case"):
+        table_markdown(frame, caption="c", label="Tab X")
+    with pytest.raises(ValueError, match=r"\['mse'\]"):
+        table_markdown(frame, headers={"mse": "MSE"})

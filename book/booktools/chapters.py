@@ -9,18 +9,20 @@
   label and the caption facts by :func:`glue_facts`, and show the download links;
 * :func:`downloads_html`, :func:`csv_link_html`, :func:`csv_download_html`,
   :func:`json_download_html`: the links under every figure that download its data as CSV and
-  its provenance record as JSON.  Each link embeds the file (a ``data:`` URI), so the built HTML
-  is self-contained and needs no file copied next to it.
+  its provenance record as JSON.  Each writes its file to :data:`DOWNLOAD_DIR`, which the build
+  copies into the site (``html_extra_path`` in ``_config.yml``), and links it; pages carry
+  links, not the data, so they stay light.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+
+from .labels import BOOK_DIR
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -28,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ldpkit.experiments import ExperimentResult
 
 __all__ = [
+    "DOWNLOAD_DIR",
+    "DOWNLOAD_HREF",
     "experiment_map",
     "glue_facts",
     "show_result",
@@ -40,6 +44,17 @@ __all__ = [
 _KEY = re.compile(r"^\w+$", re.ASCII)
 _CSV_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.csv$")
 _JSON_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.json$")
+#: Where the chapters write the files their download links point to; the build copies the
+#: folder's parent (``book/_generated``, ``html_extra_path``) to the root of the site.
+DOWNLOAD_DIR = BOOK_DIR / "_generated" / "data"
+#: The links' address of :data:`DOWNLOAD_DIR` from a chapter's page (every chapter is in book/).
+DOWNLOAD_HREF = "../data/"
+
+
+def _write_download(filename: str, data: bytes) -> str:
+    DOWNLOAD_DIR.mkdir(parents=True, exist_ok=True)
+    (DOWNLOAD_DIR / filename).write_bytes(data)
+    return DOWNLOAD_HREF + filename
 
 
 def experiment_map(paper: str, figures: Mapping[str, str]) -> str:
@@ -143,40 +158,42 @@ def show_result(result: ExperimentResult, key: str, label: str) -> None:
 
 
 def csv_download_html(frame: pd.DataFrame, filename: str, label: str | None = None) -> str:
-    """An HTML link that downloads ``frame`` as ``filename`` (CSV, UTF-8, index included if named).
+    """Write ``frame`` to :data:`DOWNLOAD_DIR` as ``filename`` (CSV, UTF-8, index included if named); link it.
 
     Display it from a chapter cell with ``IPython.display.HTML``.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> link = csv_download_html(pd.DataFrame({"eps": [1.0], "mse": [0.5]}), "fig.csv")
-    >>> link.startswith('<a download="fig.csv" href="data:text/csv;base64,')
-    True
+    >>> link = csv_download_html(pd.DataFrame({"eps": [1.0], "mse": [0.5]}), "doctest-fig.csv")
+    >>> link
+    '<a download="doctest-fig.csv" href="../data/doctest-fig.csv">Download the data of this figure (doctest-fig.csv, 1 rows)</a>'
+    >>> (DOWNLOAD_DIR / "doctest-fig.csv").read_text().splitlines()
+    ['eps,mse', '1.0,0.5']
+    >>> (DOWNLOAD_DIR / "doctest-fig.csv").unlink()
     """
     if not isinstance(filename, str) or not _CSV_NAME.match(filename):
         raise ValueError(f"filename must be a plain name ending in .csv, got {filename!r}")
     keep_index = any(name is not None for name in frame.index.names)
-    data = frame.to_csv(index=keep_index).encode("utf-8")
-    href = "data:text/csv;base64," + base64.b64encode(data).decode("ascii")
+    href = _write_download(filename, frame.to_csv(index=keep_index).encode("utf-8"))
     text = html.escape(label or f"Download the data of this figure ({filename}, {len(frame):,} rows)")
-    return f'<a download="{html.escape(filename)}" href="{href}">{text}</a>'
+    return f'<a download="{html.escape(filename)}" href="{html.escape(href)}">{text}</a>'
 
 
 def json_download_html(text: str, filename: str, label: str | None = None) -> str:
-    """An HTML link that downloads the JSON ``text`` as ``filename`` (a ``data:`` URI).
+    """Write the JSON ``text`` to :data:`DOWNLOAD_DIR` as ``filename``; link it.
 
     Examples
     --------
-    >>> json_download_html('{"seed": 1}', "fig.json").startswith(
-    ...     '<a download="fig.json" href="data:application/json;base64,')
-    True
+    >>> json_download_html('{"seed": 1}', "doctest-fig.json")
+    '<a download="doctest-fig.json" href="../data/doctest-fig.json">Download doctest-fig.json</a>'
+    >>> (DOWNLOAD_DIR / "doctest-fig.json").unlink()
     """
     if not isinstance(filename, str) or not _JSON_NAME.match(filename):
         raise ValueError(f"filename must be a plain name ending in .json, got {filename!r}")
-    href = "data:application/json;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")
+    href = _write_download(filename, text.encode("utf-8"))
     shown = html.escape(label or f"Download {filename}")
-    return f'<a download="{html.escape(filename)}" href="{href}">{shown}</a>'
+    return f'<a download="{html.escape(filename)}" href="{html.escape(href)}">{shown}</a>'
 
 
 def csv_link_html(result: ExperimentResult) -> str:
