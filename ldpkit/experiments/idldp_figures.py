@@ -32,9 +32,9 @@ entering the run: users with at least one item for single-item runs) and ``meta[
 (label -> the item domain size ``m``), for captions
 (:meth:`~ldpkit.experiments.ExperimentResult.caption_facts`) and the chapter's checks.
 
-Drawing.  Every figure has the look of :mod:`ldpkit.experiments.style` (width, fonts, colours,
-markers); where a panel shows eq. (7) against simulation, the theory is a line drawn over open
-circles.
+Drawing.  Every figure has the look of :mod:`ldpkit.experiments.style` (width, fonts, each
+mechanism's book-wide colour and marker, legends below the panels); where a panel shows eq. (7)
+against simulation, the theory is a line drawn over the simulated open markers.
 
 Stand-ins.  When a real file is missing, the stand-in is used without a
 :class:`~ldpkit.datasets.StandInWarning`: it is reported by the result instead
@@ -157,10 +157,6 @@ UNIFORM = "synthetic.uniform_items"
 SUBSAMPLE_STREAMS: Mapping[str, int] = MappingProxyType(
     {POWER_LAW: 1, UNIFORM: 2, "retail": 3, "kosarak": 4, "clothing": 5}
 )
-
-#: colours of the mechanisms (:data:`ldpkit.experiments.style.COLORS`)
-_COLORS = style.COLORS["idldp"]
-
 
 # --------------------------------------------------------------------------- data
 
@@ -541,44 +537,49 @@ def compute_fig8(
 # --------------------------------------------------------------------------- draw
 
 
+def _look(mech: Any, **extra: Any) -> dict[str, Any]:
+    """The mechanism's colour and marker (:func:`ldpkit.experiments.style.mechanism_style`), open markers."""
+    return {**style.mechanism_style(str(mech)), "mfc": "none", "ms": style.MS_SIMULATED,
+            "mew": style.MEW_SIMULATED, **extra}
+
+
 def _mechanism_legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *,
                       styles: Sequence[tuple[str, str]] = (), ncol: int = 4) -> None:
-    """One legend under the panels: a coloured entry per mechanism, then line-style entries.
+    """One legend under the panels: an entry per mechanism (colour, marker), then line-style entries.
 
     ``styles`` pairs a style (``"line"`` or ``"markers"``) with its meaning, drawn in grey.
     """
-    from matplotlib.lines import Line2D
-
-    handles = [Line2D([], [], color=_COLORS[m], marker=style.SIMULATED_MARKER, mfc="none", label=m)
-               for m in mechanisms]
+    handles = [style.mechanism_handle(m) for m in mechanisms]
+    if styles and len(handles) > ncol:
+        handles = style.pad_row(handles, ncol)
     for kind, meaning in styles:
         if kind == "line":
-            handles.append(Line2D([], [], color=style.KEY_GREY, lw=style.LW_KEY, label=meaning))
+            handles.append(style.key_handle(meaning, lw=style.LW_KEY))
         else:
-            handles.append(Line2D([], [], color=style.KEY_GREY, ls="none", marker=style.SIMULATED_MARKER,
-                                  mfc="none", label=meaning))
-    # matplotlib fills a legend column by column: pad to full rows and reorder so that the
-    # entries read row by row (mechanisms first, then the styles)
-    nrows = -(-len(handles) // ncol)
-    handles += [Line2D([], [], ls="none", label=" ") for _ in range(nrows * ncol - len(handles))]
-    by_column = [handles[row * ncol + col] for col in range(ncol) for row in range(nrows)]
-    style.legend_below(fig, by_column, ncol=ncol)
+            handles.append(style.key_handle(meaning, ls="none", marker=style.SIMULATED_MARKER, mfc="none"))
+    # the entries read row by row: mechanisms first, then the styles
+    style.legend_below(fig, handles, ncol=ncol, by_row=True)
 
 
 def _mechanisms(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(frame["mechanism"]))
 
 
-def _theory_and_simulation(ax: matplotlib.axes.Axes, x: Any, theory: Any, simulated: Any, color: str) -> None:
-    """Simulation as open circles, theory as a line drawn on top of them (never hidden)."""
-    ax.plot(x, simulated, ls="none", marker=style.SIMULATED_MARKER, ms=style.MS_SIMULATED, mfc="none",
-            mew=style.MEW_SIMULATED, color=color, zorder=2)
-    ax.plot(x, theory, "-", lw=style.LW_EXACT, color=color, zorder=3)
+def _theory_and_simulation(ax: matplotlib.axes.Axes, x: Any, theory: Any, simulated: Any, mech: Any) -> None:
+    """Simulation as the mechanism's open markers, theory as a line drawn on top of them (never hidden)."""
+    look = _look(mech)
+    ax.plot(x, simulated, ls="none", zorder=2, **look)
+    ax.plot(x, theory, "-", lw=style.LW_EXACT, color=look["color"], zorder=3)
+
+
+def _means(ax: matplotlib.axes.Axes, x: Any, y: Any, mech: Any) -> None:
+    """Simulated means joined by a line, the mechanism's open markers."""
+    ax.plot(x, y, "-", lw=style.LW_DENSE, **_look(mech))
 
 
 @style.styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
-    """MSE: eq. (7) (lines) and simulation (circles) by dataset."""
+    """MSE: eq. (7) (lines) and simulation (open markers) by dataset."""
     fig, axes = style.figure(1, 2, 3.9)
     mechanisms: list[str] = []
     for ax, (label, frame) in zip(axes, data.parts.items()):
@@ -586,62 +587,32 @@ def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
         for mech, grp in frame.groupby("mechanism", sort=False):
             by = grp.groupby("eps")
             emp, theo = by["mse"].mean(), by["mse_theory"].mean()
-            _theory_and_simulation(
-                ax,
-                theo.index,
-                theo.values,
-                emp.values,
-                _COLORS[str(mech)],
-            )
+            _theory_and_simulation(ax, theo.index, theo.values, emp.values, mech)
         ax.set_yscale("log")
         ax.set_xlabel(style.EPS_LABEL)
         ax.set_ylabel(style.MSE_LABEL)
         ax.set_title(f"{label}, n = {data.meta['n'][label]:,}")
-    _mechanism_legend(
-        fig,
-        mechanisms,
-        styles=(("line", "eq. (7)"), ("markers", "simulated")),
-        ncol=5,
-    )
+    _mechanism_legend(fig, mechanisms, styles=(("line", "eq. (7)"), ("markers", "simulated")), ncol=4)
     return fig
 
 
 @style.styled
 def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE of the top 20 against the budget, by dataset."""
-    fig, axes = style.figure(
-        len(data.parts), 2, 2.9 * len(data.parts) + 0.5
-    )
+    fig, axes = style.figure(len(data.parts), 2, 2.9 * len(data.parts) + 0.5)
     mechanisms: list[str] = []
     for j, (label, frame) in enumerate(data.parts.items()):
         mechanisms = _mechanisms(frame)
         for mech, grp in frame.groupby("mechanism", sort=False):
             by = grp.groupby("eps")
             emp = by["mse"].mean()
-            color = _COLORS[str(mech)]
-            axes[2 * j].plot(
-                emp.index, emp.values, style.MEANS_LINE, mfc="none", color=color
-            )
-            axes[2 * j + 1].plot(
-                emp.index,
-                by["re@20"].mean().values,
-                style.MEANS_LINE,
-                mfc="none",
-                color=color,
-            )
-        axes[2 * j].set(
-            yscale="log",
-            xlabel=style.EPS_LABEL,
-            ylabel=style.MSE_LABEL,
-            title=f"{label}: MSE",
-        )
-        axes[2 * j + 1].set(
-            xlabel=style.EPS_LABEL,
-            ylabel="RE of the top 20 (ratio)",
-            title=f"{label}: RE of the top 20",
-        )
+            _means(axes[2 * j], emp.index, emp.values, mech)
+            _means(axes[2 * j + 1], emp.index, by["re@20"].mean().values, mech)
+        axes[2 * j].set(yscale="log", xlabel=style.EPS_LABEL, ylabel=style.MSE_LABEL, title=f"{label}: MSE")
+        axes[2 * j + 1].set(xlabel=style.EPS_LABEL, ylabel="RE of the top 20 (ratio)",
+                            title=f"{label}: RE of the top 20")
         style.ratio_axis(axes[2 * j + 1])
-    _mechanism_legend(fig, mechanisms)
+    _mechanism_legend(fig, mechanisms, ncol=5)
     return fig
 
 
@@ -653,24 +624,12 @@ def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
     fig, axes = style.figure(1, len(data.parts), 3.6)
     mechanisms = ("RAPPOR", "OUE", "IDUE-opt0")
     for ax, (label, frame) in zip(axes, data.parts.items()):
-        means = frame.groupby("mechanism")[
-            [f"re@{k}" for k in ks]
-        ].mean()
+        means = frame.groupby("mechanism")[[f"re@{k}" for k in ks]].mean()
         for mech in mechanisms:
-            ax.plot(
-                ks,
-                means.loc[mech].values,
-                style.MEANS_LINE,
-                mfc="none",
-                color=_COLORS[mech],
-            )
-        ax.set(
-            xlabel=style.K_LABEL,
-            ylabel="RE of the top k (ratio)",
-            title=rf"{label}, $\varepsilon$ = {eps:g}",
-        )
+            _means(ax, ks, means.loc[mech].values, mech)
+        ax.set(xlabel=style.K_LABEL, ylabel="RE of the top k (ratio)", title=rf"{label}, $\varepsilon$ = {eps:g}")
         style.ratio_axis(ax)
-    _mechanism_legend(fig, mechanisms)
+    _mechanism_legend(fig, mechanisms, ncol=3)
     return fig
 
 
@@ -678,43 +637,22 @@ def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
 def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE of the top 50 by the share of sensitive items.
 
-    The MSE panel draws eq. (7) as lines over the simulated circles.
+    The MSE panel draws eq. (7) as lines over the simulated open markers.
     """
     ((label, frame),) = data.parts.items()
     fig, axes = style.figure(1, 2, 3.8)
     for mech, grp in frame.groupby("mechanism", sort=False):
         by = grp.groupby("share")
-        color = _COLORS[str(mech)]
         mse, theory = by["mse"].mean(), by["mse_theory"].mean()
-        _theory_and_simulation(
-            axes[0], theory.index, theory.values, mse.values, color
-        )
+        _theory_and_simulation(axes[0], theory.index, theory.values, mse.values, mech)
         re = by["re@50"].mean()
-        axes[1].plot(
-            re.index, re.values, style.MEANS_LINE, mfc="none", color=color
-        )
+        _means(axes[1], re.index, re.values, mech)
     xlabel = r"share of items at $\varepsilon_1$ (fraction)"
-    axes[0].set(
-        yscale="log",
-        xlabel=xlabel,
-        ylabel=style.MSE_LABEL,
-        title=f"{label}: MSE",
-    )
-    axes[1].set(
-        xlabel=xlabel,
-        ylabel="RE of the top 50 (ratio)",
-        title=f"{label}: RE of the top 50",
-    )
+    axes[0].set(yscale="log", xlabel=xlabel, ylabel=style.MSE_LABEL, title=f"{label}: MSE")
+    axes[1].set(xlabel=xlabel, ylabel="RE of the top 50 (ratio)", title=f"{label}: RE of the top 50")
     style.ratio_axis(axes[1])
-    _mechanism_legend(
-        fig,
-        _mechanisms(frame),
-        styles=(
-            ("line", "eq. (7) (MSE panel)"),
-            ("markers", "simulated"),
-        ),
-        ncol=3,
-    )
+    _mechanism_legend(fig, _mechanisms(frame), styles=(("line", "eq. (7) (MSE panel)"), ("markers", "simulated")),
+                      ncol=4)
     return fig
 
 
@@ -730,50 +668,17 @@ def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
     fig, axes = style.figure(2, 2, 6.4)
     for mech, grp in frame.groupby("mechanism", sort=False):
         by = grp.groupby("eps")
-        color = _COLORS[str(mech)]
         prec, re = by["precision@20"].mean(), by["re@20"].mean()
-        axes[0].plot(
-            prec.index, prec.values, style.MEANS_LINE, mfc="none", color=color
-        )
-        axes[1].plot(
-            re.index, re.values, style.MEANS_LINE, mfc="none", color=color
-        )
+        _means(axes[0], prec.index, prec.values, mech)
+        _means(axes[1], re.index, re.values, mech)
         right = grp[grp["eps"] == EPS_RIGHT_FIG6]
-        axes[2].plot(
-            ks,
-            [right[f"precision@{k}"].mean() for k in ks],
-            style.MEANS_LINE,
-            mfc="none",
-            color=color,
-        )
-        axes[3].plot(
-            ks,
-            [right[f"re@{k}"].mean() for k in ks],
-            style.MEANS_LINE,
-            mfc="none",
-            color=color,
-        )
+        _means(axes[2], ks, [right[f"precision@{k}"].mean() for k in ks], mech)
+        _means(axes[3], ks, [right[f"re@{k}"].mean() for k in ks], mech)
     eps_right = rf"$\varepsilon$ = {EPS_RIGHT_FIG6:g}"
-    axes[0].set(
-        xlabel=style.EPS_LABEL,
-        ylabel="precision (fraction)",
-        title="Precision of the top 20",
-    )
-    axes[1].set(
-        xlabel=style.EPS_LABEL,
-        ylabel="RE (ratio)",
-        title="RE of the top 20",
-    )
-    axes[2].set(
-        xlabel=style.K_LABEL,
-        ylabel="precision (fraction)",
-        title=f"Precision of the top k, {eps_right}",
-    )
-    axes[3].set(
-        xlabel=style.K_LABEL,
-        ylabel="RE (ratio)",
-        title=f"RE of the top k, {eps_right}",
-    )
+    axes[0].set(xlabel=style.EPS_LABEL, ylabel="precision (fraction)", title="Precision of the top 20")
+    axes[1].set(xlabel=style.EPS_LABEL, ylabel="RE (ratio)", title="RE of the top 20")
+    axes[2].set(xlabel=style.K_LABEL, ylabel="precision (fraction)", title=f"Precision of the top k, {eps_right}")
+    axes[3].set(xlabel=style.K_LABEL, ylabel="RE (ratio)", title=f"RE of the top k, {eps_right}")
     for ax in (axes[1], axes[3]):
         style.ratio_axis(ax)
     fig.suptitle(rf"{label}, padding length $\ell$ = {ELL_FIG6}")
@@ -783,41 +688,35 @@ def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
 
 def draw_padding_length(
     data: ExperimentData, ax: matplotlib.axes.Axes
-) -> None:
+) -> list[Any]:
     """Into ``ax``: IDUE-PS's RE of the top k by padding length.
 
-    One line per budget.
+    One line per budget (:func:`ldpkit.experiments.style.ordered_style`); returns the lines,
+    labelled with their budgets, for a legend below the panels.
     """
     ((label, frame),) = data.parts.items()
     k = data.meta["k"]
-    table = (
-        frame.groupby(["eps", "ell"])[f"re@{k}"].mean().unstack()
-    )
-    for i, eps in enumerate(data.meta["epsilons"]):
-        ax.plot(
-            table.columns,
-            table.loc[eps].values,
-            style.MEANS_LINE,
-            mfc="none",
-            color=f"C{i}",
-            label=rf"$\varepsilon$ = {eps:g}",
-        )
-    ax.set(
-        xlabel=r"padding length $\ell$ (items)",
-        ylabel=f"RE of the top {k} (ratio)",
-        title=f"{label}, IDUE-PS, k = {k}",
-    )
+    table = frame.groupby(["eps", "ell"])[f"re@{k}"].mean().unstack()
+    epsilons = list(data.meta["epsilons"])
+    lines = []
+    for i, eps in enumerate(epsilons):
+        (line,) = ax.plot(table.columns, table.loc[eps].values, "-", lw=style.LW_DENSE, mfc="none",
+                          ms=style.MS_SIMULATED, label=rf"$\varepsilon$ = {eps:g}",
+                          **style.ordered_style(i, len(epsilons)))
+        lines.append(line)
+    ax.set(xlabel=r"padding length $\ell$ (items)", ylabel=f"RE of the top {k} (ratio)",
+           title=f"{label}, IDUE-PS, k = {k}")
     style.ratio_axis(ax)
-    ax.legend()
+    return lines
 
 
 @style.styled
 def draw_padding_lengths(
     *data: ExperimentData,
 ) -> matplotlib.figure.Figure:
-    """Figs. 7 and 8 side by side (:func:`draw_padding_length`).
+    """Figs. 7 and 8 side by side (:func:`draw_padding_length`), the budgets' legend below.
 
-    At most two panels per row; a single panel gets half the width.
+    At most two panels per row; a single panel gets 0.6 of the width.
     """
     if not data:
         raise ValueError(
@@ -826,11 +725,14 @@ def draw_padding_lengths(
     ncols = min(2, len(data))
     nrows = -(-len(data) // ncols)
     width = style.FIG_WIDTH if ncols == 2 else style.FIG_WIDTH * 0.6
-    fig, axes = style.figure(nrows, ncols, 3.7 * nrows, width=width)
+    fig, axes = style.figure(nrows, ncols, 3.7 * nrows + 0.6, width=width)
+    handles: dict[str, Any] = {}
     for ax, one in zip(axes, data):
-        draw_padding_length(one, ax)
+        for line in draw_padding_length(one, ax):
+            handles.setdefault(str(line.get_label()), line)
     for ax in axes[len(data) :]:
         ax.set_visible(False)
+    style.legend_below(fig, list(handles.values()), ncol=3 if ncols == 1 else 5, by_row=True)
     return fig
 
 

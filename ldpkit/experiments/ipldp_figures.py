@@ -24,9 +24,12 @@ subsample of each dataset (:func:`~ldpkit.experiments.subsample` with the genera
 Dataset ``i`` of a figure (Zipf first) runs with the seed ``seed + i`` (Figs. 2 and 4:
 ``seed + 10 i + k`` for experiment ``#k``).
 
-Drawing has the look of every figure of the book (:mod:`ldpkit.experiments.style`: width, at
-most two panels per row, fonts, colours); exact expected losses are lines drawn over open
-circles of the simulated unbiased estimator.
+Drawing has the look of every figure of the book (:mod:`ldpkit.experiments.style`: width,
+fonts, each mechanism's book-wide colour and marker, legends below the panels); exact expected
+losses are lines drawn over the open markers of the simulated unbiased estimator.  Figs. 2 and 4
+give each estimator its own panel (columns: empirical, NS, MLE), so that a panel shows at most
+four mechanisms; Fig. 3 draws its two mechanisms under every estimator in one panel (NS dashed,
+MLE dotted).
 """
 
 from __future__ import annotations
@@ -116,9 +119,7 @@ DEFAULT_SEEDS: Mapping[str, int] = MappingProxyType({
     "ipldp-fig4": DATA_SEED + 6,
 })
 
-#: colours of the mechanisms (:data:`ldpkit.experiments.style.COLORS`)
-_COLORS = style.COLORS["ipldp"]
-_RE_LABEL = "RE (sum over items)"
+_RE_LABEL = "summed RE (ratio)"
 
 
 # --------------------------------------------------------------------------- data
@@ -322,25 +323,36 @@ def compute_fig4(config: RunConfig, *, cache: SolutionCache | None = None) -> Ex
 
 # --------------------------------------------------------------------------- draw
 
+#: the estimators of a run, in the order of the figures' columns, with their panel titles
+_ESTIMATORS: Mapping[str, str] = MappingProxyType({"empirical": "empirical (unbiased)", "NS": "Norm-Sub (NS)",
+                                                   "MLE": "MLE"})
 
-def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: str) -> list[str]:
-    """Into ``ax``: ``metric`` against ``x`` per mechanism, NS dashed and MLE dotted.
 
-    For ``metric == "mse"`` also the unbiased estimator: simulation as open circles and its
-    exact expectation as a solid line over them.  Returns the mechanisms drawn.
+def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: str,
+                estimators: Sequence[str] = ("empirical", "NS", "MLE")) -> list[str]:
+    """Into ``ax``: ``metric`` against ``x`` per mechanism and estimator of ``estimators``.
+
+    A mechanism has its book-wide colour and marker
+    (:func:`ldpkit.experiments.style.mechanism_style`); an estimator its line style: NS
+    dashed, MLE dotted (:data:`ldpkit.experiments.style.ESTIMATOR_STYLES`), and for the
+    unbiased (``"empirical"``) estimator the simulation as open markers, with, for
+    ``metric == "mse"``, its exact expectation as a solid line over them.  Returns the
+    mechanisms drawn.
     """
     mechanisms = list(dict.fromkeys(frame["mechanism"]))
     means = frame.groupby([x, "mechanism", "estimator"])[[metric, "mse_theory"]].mean()
     for mech in mechanisms:
-        color = _COLORS[mech]
-        for est, (ls, marker) in style.ESTIMATOR_STYLES.items():
-            s = means.xs((mech, est), level=("mechanism", "estimator"))[metric]
-            ax.plot(s.index, s.values, ls=ls, marker=marker, ms=style.MS_SMALL, color=color, lw=style.LW_ESTIMATOR)
-        if metric == "mse":
-            emp = means.xs((mech, "empirical"), level=("mechanism", "estimator"))
-            ax.plot(emp.index, emp["mse"].values, ls="none", marker=style.SIMULATED_MARKER, ms=style.MS_SIMULATED,
-                    mfc="none", mew=style.MEW_SIMULATED_IPLDP, color=color)
-            ax.plot(emp.index, emp["mse_theory"].values, "-", lw=style.LW_EXACT_IPLDP, color=color)
+        look = style.mechanism_style(mech)
+        for est in estimators:
+            s = means.xs((mech, est), level=("mechanism", "estimator"))
+            if est == "empirical":
+                ax.plot(s.index, s[metric].values, ls="none" if metric == "mse" else "-", lw=style.LW_ESTIMATOR,
+                        ms=style.MS_SIMULATED, mfc="none", mew=style.MEW_SIMULATED_IPLDP, **look)
+                if metric == "mse":
+                    ax.plot(s.index, s["mse_theory"].values, "-", lw=style.LW_EXACT_IPLDP, color=look["color"])
+            else:
+                ax.plot(s.index, s[metric].values, ls=style.ESTIMATOR_STYLES[est], ms=style.MS_SMALL,
+                        lw=style.LW_ESTIMATOR, **look)
     if metric == "re":
         style.ratio_axis(ax)
     else:
@@ -348,60 +360,67 @@ def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: s
     return mechanisms
 
 
-def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], with_theory: bool = True) -> None:
-    from matplotlib.lines import Line2D
+def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *, estimator_keys: bool) -> None:
+    """Mechanisms (colour and marker), then the meaning of the line styles."""
+    handles = style.pad_row([style.mechanism_handle(m, line=False) for m in mechanisms], 4)
+    handles.append(style.key_handle("empirical: simulated", ls="none", marker=style.SIMULATED_MARKER, mfc="none"))
+    handles.append(style.key_handle("empirical: exact (MSE)", lw=style.LW_EXACT_IPLDP))
+    if estimator_keys:
+        handles += [style.key_handle(est, ls=ls) for est, ls in style.ESTIMATOR_STYLES.items()]
+    style.legend_below(fig, handles, ncol=4, by_row=True)
 
-    handles = [style.swatch(_COLORS[m], m) for m in mechanisms]
-    handles += [Line2D([], [], color=style.KEY_GREY, ls=ls, marker=marker, ms=style.MS_SMALL, label=est)
-                for est, (ls, marker) in style.ESTIMATOR_STYLES.items()]
-    if with_theory:
-        handles += [Line2D([], [], color=style.KEY_GREY, ls="none", marker=style.SIMULATED_MARKER, mfc="none",
-                           label="empirical, simulated"),
-                    Line2D([], [], color=style.KEY_GREY, lw=style.LW_EXACT_IPLDP, label="empirical, exact")]
-    style.legend_below(fig, handles, ncol=4)
+
+def _estimator_rows(rows: Sequence[tuple[pd.DataFrame, str]], x: str, xlabel: str,
+                    titles: Sequence[str]) -> matplotlib.figure.Figure:
+    """One row per ``(frame, metric)`` of ``rows`` (titled ``titles``), one panel per estimator."""
+    fig, axes = style.row_figure(titles, len(_ESTIMATORS), 2.0, legend_height=0.9, sharey=True)
+    mechanisms: list[str] = []
+    for row, (frame, metric) in zip(axes, rows):
+        for ax, (est, title) in zip(row, _ESTIMATORS.items()):
+            mechanisms = draw_losses(ax, frame, x, metric, (est,))
+            ax.set(xlabel=xlabel, title=title)
+        row[0].set_ylabel(style.MSE_LABEL if metric == "mse" else _RE_LABEL)
+    _legend(fig, mechanisms, estimator_keys=False)
+    return fig
 
 
 @style.styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
-    """MSE against ``SR``: one row per experiment (#1-#3), Zipf left and Kosarak right."""
+    """MSE against ``SR``: one row per dataset and experiment (#1-#3), one panel per estimator."""
     numbers = data.meta["experiments"]
-    fig, axes = style.figure(len(numbers), 2, 2.6 * len(numbers) + 0.9)
-    mechanisms: list[str] = []
-    for col, (label, frame) in enumerate(data.parts.items()):
-        for row, number in enumerate(numbers):
-            ax = axes[2 * row + col]
+    rows, titles = [], []
+    for label, frame in data.parts.items():
+        for number in numbers:
             ex = IPLDP_EXPERIMENTS[number - 1]
-            mechanisms = draw_losses(ax, frame[frame["experiment"] == number], "sr", "mse")
-            ax.set_title(rf"#{number} {label}, $\varepsilon$ {ex.eps_min:g}-{ex.eps_max:g}")
-            ax.set_xlabel("sample ratio SR (fraction of users)")
-            ax.set_ylabel(style.MSE_LABEL)
-    _legend(fig, mechanisms)
-    return fig
-
-
-def _metric_grid(data: ExperimentData, x: str, xlabel: str) -> matplotlib.figure.Figure:
-    fig, axes = style.figure(len(data.parts), 2, 2.9 * len(data.parts) + 0.9)
-    mechanisms: list[str] = []
-    for j, (label, frame) in enumerate(data.parts.items()):
-        for k, metric in enumerate(("mse", "re")):
-            ax = axes[2 * j + k]
-            mechanisms = draw_losses(ax, frame, x, metric)
-            ax.set(xlabel=xlabel, ylabel=style.MSE_LABEL if metric == "mse" else _RE_LABEL,
-                   title=f"{label}: {metric.upper()}")
-    _legend(fig, mechanisms)
-    return fig
+            rows.append((frame[frame["experiment"] == number], "mse"))
+            titles.append(rf"{label}: #{number}, budgets $\varepsilon$ {ex.eps_min:g} to {ex.eps_max:g}")
+    return _estimator_rows(rows, "sr", "sample ratio SR (fraction)", titles)
 
 
 @style.styled
 def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
-    """MSE and RE against ``NR`` (experiment #4), one row per dataset."""
-    return _metric_grid(data, "nr", "non-sensitive ratio NR (fraction of items)")
+    """MSE and RE against ``NR`` (experiment #4), one row per dataset, every estimator in a panel."""
+    fig, axes = style.figure(len(data.parts), 2, 2.9 * len(data.parts) + 1.0)
+    mechanisms: list[str] = []
+    for j, (label, frame) in enumerate(data.parts.items()):
+        for k, metric in enumerate(("mse", "re")):
+            ax = axes[2 * j + k]
+            mechanisms = draw_losses(ax, frame, "nr", metric)
+            ax.set(xlabel="non-sensitive ratio NR (fraction of items)",
+                   ylabel=style.MSE_LABEL if metric == "mse" else _RE_LABEL, title=f"{label}: {metric.upper()}")
+    _legend(fig, mechanisms, estimator_keys=True)
+    return fig
 
 
 @style.styled
 def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
-    """MSE and RE against ``SR`` for IPRR and IDUE (experiment #5), one row per dataset."""
-    return _metric_grid(data, "sr", "sample ratio SR (fraction of users)")
+    """MSE and RE against ``SR`` for IPRR and IDUE (experiment #5): rows dataset and metric, panels estimators."""
+    rows, titles = [], []
+    for label, frame in data.parts.items():
+        for metric in ("mse", "re"):
+            rows.append((frame, metric))
+            titles.append(f"{label}: {metric.upper()}")
+    return _estimator_rows(rows, "sr", "sample ratio SR (fraction)", titles)
 
 
 # --------------------------------------------------------------------------- registration

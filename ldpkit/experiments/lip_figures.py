@@ -120,11 +120,10 @@ KOSARAK_TRIALS_FACTOR = 200
 #: the number of locations forming the secret region of Fig. 8 (b), most visitors first
 GOWALLA_REGION = 100
 
-#: colours of the models (:data:`ldpkit.experiments.style.COLORS`)
-_COLORS = style.COLORS["lip"]
-_LABELS = {"LDP": r"$\varepsilon$-LDP, unbiased", "Opt-LDP": r"$\varepsilon$-Opt-LDP",
-           "Opt-LIP": r"$\varepsilon$-Opt-LIP", "Opt-LIP eps/2": r"$\varepsilon/2$-Opt-LIP",
-           "Sym-LIP eps/2": r"$\varepsilon/2$-sym. LIP"}
+#: axis labels: the error of the estimated count S of ones (the models' legend labels are
+#: :data:`ldpkit.experiments.style.MECHANISM_LABELS`)
+_RMSE_LABEL = r"RMSE $\sqrt{\mathcal{E}/N}$ (counts / $\sqrt{\mathrm{user}}$)"
+_MSE_LABEL = r"MSE $\mathcal{E}$ of the count $S$ (counts$^2$)"
 _COLUMNS = ["dataset", "panel", "n", "epsilon", "model", "kind", "mse", "rmse", "se", "mse_exact", "feasible",
             "infeasible_share"]
 
@@ -396,71 +395,97 @@ def compute_fig8(config: RunConfig) -> ExperimentData:
 
 # --------------------------------------------------------------------------- draw
 
+#: the line style of each kind of curve and what it means in the legend (simulated means: open markers)
+_KIND_LINES: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "exact": ("-", "exact (inputs drawn from the priors)"),
+    "exact | data": ("-.", "exact (the data's inputs)"),
+    "paper": ("--", "paper's formula (Thm 2, eq. 23)"),
+    "printed": (":", "paper's printed value (Example 1)"),
+})
+
 
 def _figure(n: int, height: float) -> tuple[matplotlib.figure.Figure, list[matplotlib.axes.Axes]]:
     ncols = min(2, n)
     nrows = math.ceil(n / 2)
-    fig, flat = style.figure(nrows, ncols, height * nrows + 0.9)
+    fig, flat = style.figure(nrows, ncols, height * nrows + 1.5)
     for ax in flat[n:]:
         ax.set_visible(False)
     return fig, flat[:n]
 
 
-def _panel(ax: matplotlib.axes.Axes, frame: pd.DataFrame, y: str = "rmse") -> None:
+def _base(model: str) -> str:
+    """The model a curve belongs to (a printed curve's model, :data:`~ldpkit.experiments.style.MECHANISM_VARIANTS`)."""
+    return style.MECHANISM_VARIANTS.get(model, model)
+
+
+def _panel(ax: matplotlib.axes.Axes, frame: pd.DataFrame, y: str = "rmse") -> tuple[list[str], set[str]]:
+    """Into ``ax``: every model's curves of ``frame``; returns the models and the kinds drawn.
+
+    A model has its book-wide colour (:func:`ldpkit.experiments.style.mechanism_style`); a kind
+    its line style (:data:`_KIND_LINES`), simulated means are the model's open markers with two
+    exact standard errors, and a printed point that violates LIP is a black cross.
+    """
+    models: list[str] = []
+    kinds: set[str] = set()
     for model, g in frame.groupby("model", sort=False):
-        color = _COLORS.get(str(model), style.MUTED_GREY)
-        label = _LABELS.get(str(model), str(model))
+        model = str(model)
+        base = _base(model)
+        look: dict[str, Any] = dict(style.MECHANISM_STYLES.get(base, {"color": style.MUTED_GREY,
+                                                                      "marker": style.SIMULATED_MARKER}))
+        if base not in models:
+            models.append(base)
         for kind, h in g.groupby("kind", sort=False):
             h = h.sort_values("epsilon")
-            if kind == "exact":
-                ax.plot(h["epsilon"], h[y], "-", color=color, lw=style.LW_EXACT, label=f"{label} (exact)")
-            elif kind == "exact | data":
-                ax.plot(h["epsilon"], h[y], "-.", color=color, lw=style.LW_DENSE,
-                        label=f"{label} (exact, data's inputs)")
-            elif kind == "simulated":
+            kind = "printed" if kind == "paper" and model.endswith("printed") else str(kind)
+            kinds.add(kind)
+            if kind == "simulated":
                 err = h["se"] / (2 * h["mse"]) * h["rmse"] if y == "rmse" else h["se"]
-                ax.errorbar(h["epsilon"], h[y], yerr=2 * err, ls="none", marker=style.SIMULATED_MARKER,
-                            ms=style.MS_ERRORBAR, mfc="none", color=color,
-                            label=f"{label} (simulated)")
-            else:
-                ls = ":" if str(model).endswith("printed") else "--"
-                ax.plot(h["epsilon"], h[y], ls, color=color, lw=style.LW_PAPER, alpha=0.85, label=f"{model} (paper)")
-                bad = h[h["feasible"].eq(False)]  # NaN (not applicable) is not False
-                if len(bad):
-                    ax.plot(bad["epsilon"], bad[y], style.INFEASIBLE_MARKER, color=style.INFEASIBLE_COLOR,
-                            ms=style.MS_ERRORBAR)
+                ax.errorbar(h["epsilon"], h[y], yerr=2 * err, ls="none", ms=style.MS_ERRORBAR, mfc="none", **look)
+                continue
+            lw = style.LW_EXACT if kind == "exact" else style.LW_DENSE if kind == "exact | data" else style.LW_PAPER
+            ax.plot(h["epsilon"], h[y], _KIND_LINES[kind][0], color=look["color"], lw=lw,
+                    alpha=1.0 if kind.startswith("exact") else 0.85)
+            bad = h[h["feasible"].eq(False)] if "feasible" in h else h.iloc[:0]  # NaN (not applicable) is not False
+            if len(bad):
+                kinds.add("infeasible")
+                ax.plot(bad["epsilon"], bad[y], ls="none", marker=style.INFEASIBLE_MARKER,
+                        color=style.INFEASIBLE_COLOR, ms=style.MS_ERRORBAR)
     ax.set_yscale("log")
-    ax.set_xlabel(r"privacy budget $\varepsilon$")
-    ax.set_ylabel(r"$\sqrt{\mathcal{E}/N}$" if y == "rmse" else "MSE of the aggregate")
+    ax.set_xlabel(r"privacy budget $\varepsilon$ (nats)")
+    ax.set_ylabel(_RMSE_LABEL if y == "rmse" else _MSE_LABEL)
+    return models, kinds
 
 
-def _legend(fig: matplotlib.figure.Figure, axes: Sequence[matplotlib.axes.Axes]) -> None:
-    from matplotlib.lines import Line2D
-
-    handles: dict[str, Any] = {}
-    for ax in axes:
-        h, labels = ax.get_legend_handles_labels()
-        for hh, ll in zip(h, labels):
-            handles.setdefault(ll, hh)
-    items = list(handles.items())
-    items.append(("paper's point infeasible (violates LIP)",
-                  Line2D([], [], ls="none", marker=style.INFEASIBLE_MARKER, color=style.INFEASIBLE_COLOR)))
-    style.legend_below(fig, [h for _, h in items], [lab for lab, _ in items], ncol=2, fontsize="small")
+def _legend(fig: matplotlib.figure.Figure, models: Sequence[str], kinds: set[str]) -> None:
+    """Models (colour and marker), then the meaning of each line style and marker drawn."""
+    handles = style.pad_row([style.mechanism_handle(m, line=True) for m in models], 2)
+    handles += [style.key_handle(text, ls=ls) for kind, (ls, text) in _KIND_LINES.items() if kind in kinds]
+    if "simulated" in kinds:
+        handles.append(style.key_handle("simulated, 2 standard errors", ls="none", marker=style.SIMULATED_MARKER,
+                                        mfc="none"))
+    if "infeasible" in kinds:
+        handles.append(style.key_handle("paper's point violates LIP", ls="none", marker=style.INFEASIBLE_MARKER,
+                                        color=style.INFEASIBLE_COLOR))
+    style.legend_below(fig, handles, ncol=2, by_row=True)
 
 
 def _draw_panels(data: ExperimentData, y: str = "rmse", height: float = 3.0) -> matplotlib.figure.Figure:
     frame = data.frame
     panels = list(dict.fromkeys(frame["panel"]))
     fig, axes = _figure(len(panels), height)
+    models: list[str] = []
+    kinds: set[str] = set()
     for ax, panel in zip(axes, panels):
         sub = frame[frame["panel"] == panel]
-        _panel(ax, sub, y)
+        drawn, drawn_kinds = _panel(ax, sub, y)
+        models += [m for m in drawn if m not in models]
+        kinds |= drawn_kinds
         ax.set_title(panel)
         exact = sub.loc[sub["kind"] == "exact", y]
         exact = exact[exact > 0]
         if len(exact):
             ax.set_ylim(bottom=float(exact.min()) / 3)
-    _legend(fig, axes)
+    _legend(fig, models, kinds)
     return fig
 
 
