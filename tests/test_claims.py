@@ -12,12 +12,17 @@ import yaml
 
 import booktools
 from booktools.labels import BookLabel, book_labels
-from booktools.markup import GlueReference, parse_glue_reference
+from booktools.markup import SEGMENT, GlueReference, check_markup, parse_glue_reference
 from booktools.register import (
+    CORRECTED_STATUSES,
+    DATA_QUALIFIERS,
     KINDS,
+    MAX_CORRECTED_LENGTH,
     MAX_STATEMENT_LENGTH,
     PAPERS,
     REGISTER,
+    RETIRED_STATUSES,
+    STATUS_DEFINITIONS,
     STATUSES,
     Claim,
     claim_rows,
@@ -28,11 +33,18 @@ from booktools.register import (
     validate_claims,
 )
 from booktools.render import (
+    DATA_BADGE,
+    EMPTY_CELL,
+    EVIDENCE_TEXT,
+    NOTE_TITLE,
     PAPER_TITLES,
     STATUS_BADGES,
     chapter_box,
+    claim_badges,
+    data_badge,
     myst_inline,
     register_table,
+    status_definitions,
     summary_table,
     to_markdown_table,
 )
@@ -139,6 +151,115 @@ def test_register_is_in_paper_order(real_claims):
     assert order == sorted(order)
 
 
+# ----------------------------------------------------------------------------- status vocabulary
+
+
+def test_status_vocabulary_has_one_source():
+    """The statuses, their definitions and their badges are the same list, in the same order."""
+    assert STATUSES == tuple(STATUS_DEFINITIONS) == tuple(STATUS_BADGES)
+    assert set(STATUSES) == {"reproduced", "re-derived", "slip", "refuted", "differs", "pending"}
+    assert not set(RETIRED_STATUSES) & set(STATUSES)
+    assert set(CORRECTED_STATUSES) == {"slip", "refuted"}
+    for text in (*STATUS_DEFINITIONS.values(), *(d for _, d in DATA_QUALIFIERS.values())):
+        assert text.strip() and not check_markup(text, allow_glue=False)
+    assert "remark" in KINDS
+
+
+def _schema_comment_values(field: str) -> tuple[str, ...]:
+    """The values the schema comment at the top of claims.yml lists for a field ("a | b | c")."""
+    head = REGISTER.read_text(encoding="utf-8").split("\nversion:")[0]
+    match = re.search(rf"^#\s+{field}:\s+(.+)$", head, flags=re.M)
+    assert match, f"the schema comment of claims.yml does not list {field!r}"
+    words = re.split(r"\s*\|\s*", match.group(1).split("(")[0].strip())
+    return tuple(words)
+
+
+def test_schema_comment_matches_the_vocabulary():
+    assert _schema_comment_values("status") == STATUSES
+    assert _schema_comment_values("kind") == KINDS
+    assert _schema_comment_values("paper") == PAPERS
+    assert _schema_comment_values("data") == tuple(DATA_QUALIFIERS)
+
+
+def test_every_status_is_used_as_defined(real_claims):
+    statuses = {c.status for c in real_claims}
+    assert statuses <= set(STATUSES)
+    for claim in real_claims:
+        if claim.status in CORRECTED_STATUSES:  # a slip or a refuted claim gives the corrected result
+            assert claim.corrected, f"{claim.id}: {claim.status} without a corrected result"
+        if claim.status != "reproduced":  # every other status gives its reason
+            assert claim.note, f"{claim.id}: {claim.status} without a note"
+        if claim.status == "re-derived":  # there was nothing printed to compare with: say what was lost
+            assert re.search(r"\blost\b", claim.note or ""), f"{claim.id}: re-derived, but the note says nothing lost"
+            assert claim.paper == "fldp" or "text" in (claim.note or ""), claim.id
+        if claim.status == "pending":  # why it cannot be decided yet, and what would decide it
+            assert "decide" in (claim.note or ""), f"{claim.id}: pending without what would decide it"
+        if claim.data is not None:  # a qualified verdict says which data were stand-ins
+            assert "stand-in" in (claim.note or "") or "replaces" in (claim.note or ""), claim.id
+
+
+def test_scorecard_text_does_not_use_retired_statuses():
+    page = (REPO / "book" / "scorecard.md").read_text(encoding="utf-8")
+    for status in RETIRED_STATUSES:
+        assert not re.search(rf"\b{status}\b", page, flags=re.I), f"the Scorecard still mentions {status!r}"
+    header = REGISTER.read_text(encoding="utf-8").split("\nversion:")[0]
+    assert not any(re.search(rf"\b{status}\b", header) for status in RETIRED_STATUSES)
+
+
+#: ASCII renderings of mathematics that must be inline math in register text (outside $...$ and roles).
+_ASCII_MATH = {
+    "epsilon spelt out": r"\beps",
+    "subscript": r"[A-Za-z0-9)\]]_[A-Za-z0-9{(]",
+    "power": r"\^",
+    "square root": r"\bsqrt\b",
+    "comparison": r"<=|>=|!=|=<",
+    "pi": r"\bpi\b",
+    "function call": r"\b(?:ln|log|exp)\s*\(",
+    "greek letter spelt out": r"\b(?:alpha|beta|gamma|delta|lambda|mu|rho|sigma|tau)\b",
+    "indexed letter": r"\b[A-Za-z][0-9]\b",
+    "expectation": r"\bE\[",
+    "tuple of sets": r"\([A-Z](?:\s?,\s?[A-Z])+\)",
+    "min or max of a set": r"\b(?:min|max)\s+[A-Z]\b",
+    "sum": r"\bsum(?:_|\()",
+}
+
+
+def _ascii_math(text: str) -> list[str]:
+    """The ASCII-math fragments of a register text, outside inline math and roles."""
+    literal = SEGMENT.sub(" ", text)
+    return [f"{name}: {m.group(0)!r}" for name, pattern in _ASCII_MATH.items() for m in re.finditer(pattern, literal)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["eps_max near 0", "l1 ~ sqrt(2|D_S|/(n pi))", "the 4e^eps/(e^eps-1)^2 term", "I(X;Y) <= eps",
+     "q* = 1/(e^eps+1)", "(D,E)-IPLDP", "at most 2 min E", "E[X|Y] = P1", "ln(3+2 sqrt 2)", "lambda_y"],
+)
+def test_ascii_math_detector_flags(text):
+    assert _ascii_math(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["$\\varepsilon_{\\max}$ near 0", "{glue:text}`fldp.md::eps_star:.4f` and {ref}`sec-a_b`",
+     "Fig. 2, Sec. VII-A (panels a-f), experiments #1-#3, App. B.5", "opt0/opt1/opt2 and the paper's Table 1",
+     "{py:func}`ldpkit.budgets.ipldp_levels`", "$I(X;Y) \\le \\varepsilon$"],
+)
+def test_ascii_math_detector_passes(text):
+    assert not _ascii_math(text), _ascii_math(text)
+
+
+def test_register_text_is_typeset(real_claims):
+    """Every formula of a statement, note or corrected result is inline math, not ASCII."""
+    problems = [
+        f"{claim.id} {field}: {hit}"
+        for claim in real_claims
+        for field in ("statement", "note", "corrected")
+        for hit in _ascii_math(getattr(claim, field) or "")
+    ]
+    assert not problems, "ASCII math outside $...$:\n" + "\n".join(problems)
+
+
 # ----------------------------------------------------------------------------- validator
 
 
@@ -191,13 +312,55 @@ def test_duplicate_id_rejected(tmp_path):
         load_claims(path)
 
 
-@pytest.mark.parametrize("status", ["reproduced", "differs", "erratum"])
+@pytest.mark.parametrize("status", [s for s in STATUSES if s != "pending"])
 def test_evidence_required_unless_pending(tmp_path, status):
-    path = _write(tmp_path, {"claims": [_good_entry(status=status)]})
+    corrected = {"corrected": "$x$"} if status in CORRECTED_STATUSES else {}
+    path = _write(tmp_path, {"claims": [_good_entry(status=status, **corrected)]})
     with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*evidence is missing"):
         load_claims(path)
-    ok = _write(tmp_path, {"claims": [_good_entry(status=status, evidence="sec-idldp-lemma1")]})
+    ok = _write(tmp_path, {"claims": [_good_entry(status=status, evidence="sec-idldp-lemma1", **corrected)]})
     assert load_claims(ok)[0].evidence == "sec-idldp-lemma1"
+    # a pending claim may already point to its partial evidence
+    assert load_claims(_write(tmp_path, [_good_entry(evidence="sec-a")]))[0].evidence == "sec-a"
+
+
+@pytest.mark.parametrize("status", CORRECTED_STATUSES)
+def test_corrected_result_required_for_slip_and_refuted(tmp_path, status):
+    entry = _good_entry(status=status, evidence="sec-a")
+    with pytest.raises(ValueError, match=rf"'idldp-lemma-1'.*status '{status}' needs the corrected result"):
+        load_claims(_write(tmp_path, [entry]))
+    glued = "$L_1 \\ge L_2$ at {glue:text}`idldp.md::k:.2f`"
+    (claim,) = load_claims(_write(tmp_path, [{**entry, "corrected": glued}]))
+    assert claim.corrected == glued
+    assert glue_references([claim]) == [("idldp-lemma-1", GlueReference("idldp.md", "k", ".2f"))]
+
+
+def test_corrected_result_checked(tmp_path):
+    ok = _good_entry(status="differs", evidence="sec-a", corrected="optional $x$")
+    assert load_claims(_write(tmp_path, [ok]))[0].corrected == "optional $x$"  # optional otherwise
+    bad = {
+        "empty": ("  ", r"corrected must be a non-empty string"),
+        "lines": ("a\nb", r"corrected must be a single line"),
+        "long": ("x" * (MAX_CORRECTED_LENGTH + 1), rf"corrected has {MAX_CORRECTED_LENGTH + 1} characters"),
+        "markup": ("costs $5", r"corrected: unpaired"),
+    }
+    for value, message in bad.values():
+        with pytest.raises(ValueError, match=rf"'idldp-lemma-1'.*{message}"):
+            load_claims(_write(tmp_path, [_good_entry(status="slip", evidence="sec-a", corrected=value)]))
+
+
+def test_retired_status_rejected_with_a_hint(tmp_path):
+    for status in RETIRED_STATUSES:
+        with pytest.raises(ValueError, match=rf"unknown status '{status}' \(retired: use slip or refuted\)"):
+            load_claims(_write(tmp_path, [_good_entry(status=status, evidence="sec-a")]))
+
+
+def test_data_qualifier_checked(tmp_path):
+    for value in DATA_QUALIFIERS:
+        assert load_claims(_write(tmp_path, [_good_entry(data=value)]))[0].data == value
+    assert load_claims(_write(tmp_path, [_good_entry()]))[0].data is None
+    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*unknown data qualifier 'synthetic'"):
+        load_claims(_write(tmp_path, [_good_entry(data="synthetic")]))
 
 
 def test_blank_evidence_rejected(tmp_path):
@@ -258,14 +421,15 @@ def test_summarise_counts():
     entries = [
         _good_entry(id="idldp-a"),
         _good_entry(id="idldp-b", status="reproduced", evidence="lab-b"),
-        _good_entry(id="lip-a", paper="lip", status="erratum", evidence="lab-c"),
+        _good_entry(id="lip-a", paper="lip", status="refuted", evidence="lab-c", corrected="c"),
     ]
     table = summarise(validate_claims(entries))
     assert set(table) == {*PAPERS, "total"}
-    assert table["idldp"] == {"pending": 1, "reproduced": 1, "differs": 0, "erratum": 0, "total": 2}
-    assert table["lip"]["erratum"] == 1 and table["lip"]["total"] == 1
+    zero = dict.fromkeys(STATUSES, 0)
+    assert table["idldp"] == {**zero, "pending": 1, "reproduced": 1, "total": 2}
+    assert table["lip"]["refuted"] == 1 and table["lip"]["total"] == 1
     assert table["fldp"]["total"] == 0
-    assert table["total"] == {"pending": 1, "reproduced": 1, "differs": 0, "erratum": 1, "total": 3}
+    assert table["total"] == {**zero, "pending": 1, "reproduced": 1, "refuted": 1, "total": 3}
 
 
 def test_summarise_rejects_unvalidated_claim():
@@ -303,7 +467,9 @@ def test_scorecard_page_uses_register():
     glued = re.findall(r'glue\(f?"([^"]+)"', page)
     pasted = re.findall(r"^```\{glue:md\} (\S+)\n:format: myst\n```$", page, flags=re.M)
     expanded = {k.replace("{paper}", p) for k in glued for p in PAPERS}
-    assert set(pasted) <= expanded and len(pasted) == 2 + len(PAPERS)
+    assert set(pasted) <= expanded and len(pasted) == 3 + len(PAPERS)
+    # the definitions of the statuses are the register's own, pasted from status_definitions()
+    assert 'glue("scorecard_statuses", Markdown(status_definitions())' in page
     for paper in PAPERS:  # one section per paper, titled as the package titles it
         assert f"### {PAPER_TITLES[paper]}\n" in page
         assert f"glue:md}} scorecard_register_{paper}" in page
@@ -533,50 +699,73 @@ def test_summary_table(real_claims):
     assert ":header-rows: 1" in text and ":class: scorecard-counts" in text
     rows = _list_table_rows(text)
     assert rows[0] == ["paper", *(f"{{{STATUS_BADGES[s]}}}`{s}`" for s in STATUSES), "total"]
-    assert [r[0] for r in rows[1:]] == [*(PAPER_TITLES[p] for p in PAPERS), "**total**"]
+    assert [r[0] for r in rows[1:]] == ["ID-LDP", "IPLDP", "FLDP", "LIP", "**total**"]  # short names
     _, counts = summary_rows(real_claims)
     assert [[int(c) for c in r[1:]] for r in rows[1:]] == [r[1:] for r in counts]
 
 
 def test_register_table_real(real_claims):
+    """One row per claim: claim (location, id, badges + evidence) | statement + folded note | corrected result."""
     labels = book_labels()
     for paper in PAPERS:
         claims = [c for c in real_claims if c.paper == paper]
         text = register_table(real_claims, paper=paper, labels=labels)
-        assert ":widths: 24 36 40" in text
+        assert ":widths: 27 48 25" in text and ":width: 100%" in text
         rows = _list_table_rows(text)
-        assert rows[0] == ["claim", "statement", "note"]
+        assert rows[0] == ["claim", "statement", "corrected result"]
         assert len(rows) == 1 + len(claims)
         for claim, row in zip(claims, rows[1:]):
             assert len(row) == 3
-            location, ident, status = row[0].split("\n\n")
+            # one paragraph, three lines joined by hard line breaks (a backslash ending the line)
+            location, ident, status = row[0].split("\\\n")
             assert location == f"**{myst_inline(claim.location)}**" and ident == claim.id
-            badge = f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}`"
-            if claim.evidence:
-                assert status == f"{badge} {{{labels[claim.evidence].role}}}`{claim.evidence}`"
+            badges = f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}`"
+            if claim.data:
+                badges += f" {{{DATA_BADGE}}}`{DATA_QUALIFIERS[claim.data][0]}`"
+            assert badges == claim_badges(claim)
+            role = labels[claim.evidence].role if claim.evidence else None
+            if role == "ref":  # a section: a short link text
+                assert status == f"{badges} {{ref}}`{EVIDENCE_TEXT} <{claim.evidence}>`"
+            elif role:  # a theorem or an equation shows its number
+                assert status == f"{badges} {{{role}}}`{claim.evidence}`"
             else:
-                assert status == badge and claim.status == "pending"
-            assert row[1] == myst_inline(claim.statement)
-            assert row[2] == myst_inline(claim.note)
-            assert "{glue:text}`idldp" not in row[2]  # rewritten under /book/
+                assert status == badges and claim.status == "pending"
+            statement, *folded = row[1].split("\n\n", 1)
+            assert statement == myst_inline(claim.statement)
+            if claim.note:
+                assert folded == [f":::{{dropdown}} {NOTE_TITLE}\n:margin: 0\n"
+                                  ":class-container: scorecard-note sd-shadow-none\n:class-title: sd-py-1\n\n"
+                                  f"{myst_inline(claim.note)}\n:::"]
+                assert "{glue:text}`idldp" not in folded[0]  # rewritten under /book/
+            else:
+                assert folded == []
+            assert row[2] == (myst_inline(claim.corrected) if claim.corrected else EMPTY_CELL)
     lemma = next(r for r in _list_table_rows(register_table(real_claims, labels=labels))
-                 if "\nidldp-lemma-1\n" in r[0])
-    assert lemma[0].endswith("{prf:ref}`lem-minid-ldp`") and "$2 \\min \\mathcal{E}$" in lemma[2]
+                 if "\\\nidldp-lemma-1\\\n" in r[0])
+    assert lemma[0].endswith("{prf:ref}`lem-minid-ldp`") and "$2 \\min \\mathcal{E}$" in lemma[1]
+    slip = next(r for r in _list_table_rows(register_table(real_claims, labels=labels))
+                if "\\\nipldp-claim-eq23\\\n" in r[0])
+    assert "{bdg-danger-line}`slip`" in slip[0] and "{n S^2}" in slip[2]
 
 
 def test_register_table_options():
-    claims = validate_claims([_good_entry(note="a_b"), _good_entry(id="lip-x", paper="lip", status="reproduced",
-                                                                   evidence="nowhere")])
-    columns = ("id", "paper", "location", "kind", "status", "evidence", "note")
+    claims = validate_claims([_good_entry(note="a_b", data="stand-in"),
+                              _good_entry(id="lip-x", paper="lip", status="refuted", evidence="nowhere",
+                                          corrected="$y$ instead")])
+    columns = ("id", "paper", "location", "kind", "status", "data", "evidence", "note", "corrected")
     text = register_table(claims, columns=columns, labels={}, title="T")
     assert text.splitlines()[0] == "```{list-table} T"
     rows = _list_table_rows(text)
-    assert rows[0] == ["id", "paper", "location", "kind", "status", "evidence", "note"]
+    assert rows[0] == ["id", "paper", "location", "kind", "status", "data", "evidence", "note", "corrected result"]
     assert rows[1] == ["`idldp-lemma-1`", PAPER_TITLES["idldp"], "Lemma 1, Sec. IV-B", "lemma",
-                       "{bdg-secondary-line}`pending`", "", "a\\_b"]
-    assert rows[2][5] == "{ref}`nowhere`"  # an unknown label still fails the nitpicky build
+                       "{bdg-secondary-line}`pending`", "{bdg-info-line}`on a stand-in`", "", "a\\_b", EMPTY_CELL]
+    assert rows[2][4:] == ["{bdg-danger}`refuted`", "", "{ref}`nowhere`", "", "$y$ instead"]
+    # an unknown label still fails the nitpicky build; with a note column, no note is folded
+    assert ":::{dropdown}" not in text
     assert len(_list_table_rows(register_table(claims, paper="lip", labels={}))) == 2
     assert ":widths:" not in register_table(claims, columns=("note",), labels={})
+    unfolded = _list_table_rows(register_table(claims, labels={}, fold_notes=False))
+    assert unfolded[1][1] == "A short paraphrase."
     with pytest.raises(ValueError, match=r"unknown paper 'dp'"):
         register_table(claims, paper="dp", labels={})
     with pytest.raises(ValueError, match=r"unknown claim column 'proof'"):
@@ -585,12 +774,23 @@ def test_register_table_options():
         register_table(claims, paper="fldp", labels={})
 
 
+def test_status_definitions_render_the_vocabulary():
+    rows = _list_table_rows(status_definitions())
+    assert rows[0] == ["status", "meaning"]
+    assert [r[0] for r in rows[1:]] == [f"{{{STATUS_BADGES[s]}}}`{s}`" for s in STATUSES] + [
+        data_badge(k) for k in DATA_QUALIFIERS]
+    assert [r[1] for r in rows[1:]] == [*STATUS_DEFINITIONS.values(), *(d for _, d in DATA_QUALIFIERS.values())]
+    assert ":class: scorecard-statuses" in status_definitions()
+    assert data_badge(None) == ""
+
+
 def test_chapter_box():
     labels = {"sec-a": BookLabel("sec-a", "ch1", "section", 1), "thm-b": BookLabel("thm-b", "ch2", "prf", 1)}
     claims = validate_claims([
         _good_entry(id="idldp-a", location="Sec. I", statement="$x_i$ holds", status="reproduced",
-                    evidence="sec-a", note="see {glue:text}`ch1.md::k:d`"),
-        _good_entry(id="idldp-b", location="Theorem 2", statement="y", status="erratum", evidence="thm-b"),
+                    evidence="sec-a", note="see {glue:text}`ch1.md::k:d`", data="partly stand-in"),
+        _good_entry(id="idldp-b", location="Theorem 2", statement="y", status="slip", evidence="thm-b",
+                    corrected="$y'$ at {glue:text}`ch2.md::k:d`"),
         _good_entry(id="idldp-c", statement="z"),
         _good_entry(id="lip-d", paper="lip", statement="w"),
     ])
@@ -598,11 +798,13 @@ def test_chapter_box():
     lines = box.splitlines()
     assert lines[:3] == [f"```{{admonition}} Claims of {PAPER_TITLES['idldp']} in the register",
                          ":class: note claims-box", ""]
-    assert lines[3] == "- **Sec. I** (`idldp-a`): $x_i$ holds {bdg-success}`reproduced` Evidence: {ref}`sec-a`."
-    assert lines[4] == "- **Theorem 2** (`idldp-b`): y {bdg-danger}`erratum` Evidence: {prf:ref}`thm-b`."
+    assert lines[3] == ("- **Sec. I** (`idldp-a`): $x_i$ holds {bdg-success}`reproduced` "
+                        "{bdg-info-line}`partly on a stand-in` Evidence: {ref}`sec-a`.")
+    assert lines[4] == ("- **Theorem 2** (`idldp-b`): y {bdg-danger-line}`slip` Evidence: {prf:ref}`thm-b`. "
+                        "Corrected: $y'$ at {glue:text}`/book/ch2.md::k:d`")
     assert lines[5] == "- **Lemma 1, Sec. IV-B** (`idldp-c`): z {bdg-secondary-line}`pending`"
     assert lines[-2:] == ["Every claim of the four papers, with notes: {ref}`scorecard`.", "```"]
-    assert "lip-d" not in box and "glue" not in box
+    assert "lip-d" not in box and "ch1.md" not in box
     only = chapter_box("idldp", claims, doc="ch2", labels=labels, title="Here", notes=True)
     assert only.splitlines()[0] == "```{admonition} Here" and "idldp-a" not in only and "idldp-b" in only
     with_notes = chapter_box("idldp", claims, doc="ch1", labels=labels, notes=True)

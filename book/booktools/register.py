@@ -1,22 +1,30 @@
 """The claims register: its entries, their validation and loading, and counts.
 
 The register is ``claims.yml`` in the book directory: one entry per theorem, lemma,
-proposition, corollary, table, result figure and worked example of the four papers the book
-accompanies, with the book's verdict on it.
+proposition, corollary, table, result figure, worked example and checkable remark of the four
+papers the book accompanies, with the book's verdict on it.
+
+The verdict vocabulary is defined once, here: :data:`STATUS_DEFINITIONS` (and
+:data:`DATA_QUALIFIERS` for the data a verdict rests on). The Scorecard renders its definitions
+from these mappings, and the tests hold the schema comment of ``claims.yml`` and every entry to
+them.
 
 Validation rules (each failure is a :class:`ValueError` naming the offending entry):
 
 * every entry has the fields ``id``, ``paper``, ``location``, ``kind``, ``statement``,
-  ``status`` and ``evidence`` (``note`` is optional); no other fields are allowed;
+  ``status`` and ``evidence``; ``note``, ``corrected`` and ``data`` are optional; no other
+  fields are allowed;
 * ``paper`` is one of :data:`PAPERS`, ``kind`` one of :data:`KINDS`, ``status`` one of
-  :data:`STATUSES`;
+  :data:`STATUSES`, ``data`` (when present) one of :data:`DATA_QUALIFIERS`;
 * ids are unique, non-empty strings;
 * ``statement`` is a single non-empty line of at most :data:`MAX_STATEMENT_LENGTH`
   characters;
 * ``evidence`` is a non-empty string (a book label) whenever ``status`` is not ``pending``;
-* ``location``, ``statement`` and ``note`` follow the inline-markup rules of
-  :mod:`booktools.markup` (inline math, MyST roles, and in notes only, glue references to the
-  chapter that computes a quoted number).
+* ``corrected`` (the corrected result) is a non-empty string whenever ``status`` is one of
+  :data:`CORRECTED_STATUSES`, at most :data:`MAX_CORRECTED_LENGTH` characters on one line;
+* ``location``, ``statement``, ``note`` and ``corrected`` follow the inline-markup rules of
+  :mod:`booktools.markup` (inline math, MyST roles, and in notes and corrected results only,
+  glue references to the chapter that computes a quoted number).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -34,9 +43,14 @@ from .markup import GlueReference, check_markup
 
 __all__ = [
     "PAPERS",
+    "STATUS_DEFINITIONS",
     "STATUSES",
+    "RETIRED_STATUSES",
+    "CORRECTED_STATUSES",
+    "DATA_QUALIFIERS",
     "KINDS",
     "MAX_STATEMENT_LENGTH",
+    "MAX_CORRECTED_LENGTH",
     "REGISTER",
     "Claim",
     "validate_claims",
@@ -49,8 +63,59 @@ __all__ = [
 
 #: Paper keys, in the order the book presents them.
 PAPERS: tuple[str, ...] = ("idldp", "ipldp", "fldp", "lip")
-#: Allowed verification statuses.
-STATUSES: tuple[str, ...] = ("pending", "reproduced", "differs", "erratum")
+#: The verification statuses, in the order the Scorecard counts them, each with its definition
+#: (MyST text). This mapping is the one source of the vocabulary: :data:`STATUSES`, the
+#: Scorecard's definitions and its badges (:data:`booktools.render.STATUS_BADGES`) follow it.
+STATUS_DEFINITIONS: Mapping[str, str] = MappingProxyType({
+    "reproduced": (
+        "The book re-derived or re-ran the result the paper prints and agrees with it, up to "
+        "rounding or Monte Carlo noise of the stated size."
+    ),
+    "re-derived": (
+        "The paper's text lost the formula (the FLDP text lost almost all of its mathematics in "
+        "extraction), so the book reconstructed the statement and proved it. There is no printed "
+        "statement to compare with, so this is not a reproduction; the note says what was lost."
+    ),
+    "slip": (
+        "The printed statement has a typo or a slip, but the statement the paper intended holds. "
+        "The corrected result gives it, and the evidence shows both the slip and the proof."
+    ),
+    "refuted": (
+        "The claim's conclusion fails: the evidence holds a proof or a counterexample. The "
+        "corrected result says what holds instead."
+    ),
+    "differs": (
+        "The book's independent derivation or rerun gives a different result, and the gap cannot "
+        "be pinned on one printed mistake, often because the paper does not specify its set-up "
+        "fully. The note says how and where it differs."
+    ),
+    "pending": (
+        "The evidence the book holds cannot decide the claim yet. The note says why and what "
+        "would decide it; the evidence label, if any, points to what has been checked so far."
+    ),
+})
+#: Allowed verification statuses, in the order of :data:`STATUS_DEFINITIONS`.
+STATUSES: tuple[str, ...] = tuple(STATUS_DEFINITIONS)
+#: Statuses no longer in use ("erratum" was split into ``slip`` and ``refuted``).
+RETIRED_STATUSES: tuple[str, ...] = ("erratum",)
+#: Statuses whose entries must give the corrected result (field ``corrected``).
+CORRECTED_STATUSES: tuple[str, ...] = ("slip", "refuted")
+#: The data qualifiers of a verdict (field ``data``): value -> (what the Scorecard shows next to
+#: the status, definition). A claim without the field rests on the paper's own data, or on none.
+DATA_QUALIFIERS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "stand-in": (
+        "on a stand-in",
+        "Every experiment behind the verdict ran, in the book's reference build, on a stand-in: a "
+        "labelled synthetic or prefix stand-in for a file that build does not hold, or a public "
+        "dataset in place of data the paper does not identify. It checks the mechanisms, not the "
+        "paper's numbers.",
+    ),
+    "partly stand-in": (
+        "partly on a stand-in",
+        "Some of the panels or rows behind the verdict ran on a stand-in, as above; the note says "
+        "which, and the verdict on them checks the mechanisms only.",
+    ),
+})
 #: Allowed kinds of claim.
 KINDS: tuple[str, ...] = (
     "theorem",
@@ -61,14 +126,17 @@ KINDS: tuple[str, ...] = (
     "figure",
     "example",
     "algorithm-claim",
+    "remark",
 )
 #: Longest statement accepted (characters).
 MAX_STATEMENT_LENGTH: int = 200
+#: Longest corrected result accepted (characters, glue references included).
+MAX_CORRECTED_LENGTH: int = 400
 #: The register file, ``claims.yml`` in the book directory.
 REGISTER: Path = BOOK_DIR / "claims.yml"
 
 _REQUIRED: tuple[str, ...] = ("id", "paper", "location", "kind", "statement", "status", "evidence")
-_OPTIONAL: tuple[str, ...] = ("note",)
+_OPTIONAL: tuple[str, ...] = ("note", "corrected", "data")
 
 
 @dataclass(frozen=True)
@@ -92,17 +160,21 @@ class Claim:
     evidence : str or None
         Book label holding the evidence; ``None`` only while the claim is pending.
     note : str or None
-        Optional remark (suspected errors, conventions).
+        Optional remark (the reason for the status, conventions, caveats).
+    corrected : str or None
+        The corrected result; required when ``status`` is one of :data:`CORRECTED_STATUSES`.
+    data : str or None
+        Data qualifier, one of :data:`DATA_QUALIFIERS`, or ``None``.
 
     Examples
     --------
     >>> [claim] = validate_claims([{
     ...     "id": "idldp-lemma-1", "paper": "idldp", "location": "Lemma 1, Sec. IV-B", "kind": "lemma",
-    ...     "statement": "eps-LDP implies E-MinID-LDP for every E with min E = eps",
+    ...     "statement": "$\\\\varepsilon$-LDP implies MinID-LDP when $\\\\min \\\\mathcal{E} = \\\\varepsilon$",
     ...     "status": "reproduced", "evidence": "lem-minid-ldp",
     ... }])
-    >>> claim.id, claim.status, claim.evidence
-    ('idldp-lemma-1', 'reproduced', 'lem-minid-ldp')
+    >>> claim.id, claim.status, claim.evidence, claim.corrected
+    ('idldp-lemma-1', 'reproduced', 'lem-minid-ldp', None)
     """
 
     id: str
@@ -113,6 +185,8 @@ class Claim:
     status: str
     evidence: str | None
     note: str | None = None
+    corrected: str | None = None
+    data: str | None = None
 
 
 def _entry_name(index: int, entry: Any) -> str:
@@ -142,7 +216,8 @@ def _check_entry(index: int, entry: Any) -> Claim:
     if entry["kind"] not in KINDS:
         raise ValueError(f"{name}: unknown kind {entry['kind']!r}; expected one of {KINDS}")
     if entry["status"] not in STATUSES:
-        raise ValueError(f"{name}: unknown status {entry['status']!r}; expected one of {STATUSES}")
+        retired = " (retired: use slip or refuted)" if entry["status"] in RETIRED_STATUSES else ""
+        raise ValueError(f"{name}: unknown status {entry['status']!r}{retired}; expected one of {STATUSES}")
 
     statement = entry["statement"]
     if "\n" in statement.strip() or "\r" in statement:
@@ -166,11 +241,31 @@ def _check_entry(index: int, entry: Any) -> Claim:
     if note is not None and not isinstance(note, str):
         raise ValueError(f"{name}: note must be a string or absent, got {note!r}")
 
-    for key in ("location", "statement", "note"):
+    corrected = entry.get("corrected")
+    if corrected is not None and (not isinstance(corrected, str) or not corrected.strip()):
+        raise ValueError(f"{name}: corrected must be a non-empty string or absent, got {corrected!r}")
+    if entry["status"] in CORRECTED_STATUSES and corrected is None:
+        raise ValueError(
+            f"{name}: status {entry['status']!r} needs the corrected result (field 'corrected')"
+        )
+    if corrected is not None:
+        if "\n" in corrected.strip() or "\r" in corrected:
+            raise ValueError(f"{name}: corrected must be a single line")
+        if len(corrected) > MAX_CORRECTED_LENGTH:
+            raise ValueError(
+                f"{name}: corrected has {len(corrected)} characters, "
+                f"more than the limit {MAX_CORRECTED_LENGTH}"
+            )
+
+    data = entry.get("data")
+    if data is not None and data not in DATA_QUALIFIERS:
+        raise ValueError(f"{name}: unknown data qualifier {data!r}; expected one of {tuple(DATA_QUALIFIERS)}")
+
+    for key in ("location", "statement", "note", "corrected"):
         if entry.get(key) is None:
             continue
         try:
-            check_markup(entry[key], allow_glue=key == "note")
+            check_markup(entry[key], allow_glue=key in ("note", "corrected"))
         except ValueError as exc:
             raise ValueError(f"{name}: {key}: {exc}") from None
 
@@ -183,6 +278,8 @@ def _check_entry(index: int, entry: Any) -> Claim:
         status=entry["status"],
         evidence=evidence.strip() if isinstance(evidence, str) else None,
         note=note.strip() if isinstance(note, str) else None,
+        corrected=corrected.strip() if isinstance(corrected, str) else None,
+        data=data,
     )
 
 
@@ -317,7 +414,7 @@ def claim_rows(
 
 
 def glue_references(claims: Iterable[Claim]) -> list[tuple[str, GlueReference]]:
-    """List the glue references of the claims' notes.
+    """List the glue references of the claims' notes and corrected results.
 
     Parameters
     ----------
@@ -326,12 +423,13 @@ def glue_references(claims: Iterable[Claim]) -> list[tuple[str, GlueReference]]:
     Returns
     -------
     list of (str, GlueReference)
-        ``(claim id, reference)`` in register order, one pair per occurrence.
+        ``(claim id, reference)`` in register order, one pair per occurrence (within a claim,
+        the note's before the corrected result's).
 
     Raises
     ------
     ValueError
-        If a note holds a malformed reference.
+        If a note or corrected result holds a malformed reference.
 
     Examples
     --------
@@ -344,4 +442,9 @@ def glue_references(claims: Iterable[Claim]) -> list[tuple[str, GlueReference]]:
     >>> glue_references([claim])
     [('idldp-fig-5', GlueReference(doc='idldp_experiments.md', key='fig5_gain_small', fmt='.0f'))]
     """
-    return [(claim.id, ref) for claim in claims for ref in check_markup(claim.note or "", allow_glue=True)]
+    return [
+        (claim.id, ref)
+        for claim in claims
+        for text in (claim.note, claim.corrected)
+        for ref in check_markup(text or "", allow_glue=True)
+    ]

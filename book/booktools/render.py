@@ -1,10 +1,11 @@
 """MyST rendering of the claims register: the Scorecard's tables and the chapters' boxes.
 
-The Scorecard page (:ref:`scorecard`) pastes :func:`summary_table` and :func:`register_table`,
-and a chapter pastes :func:`chapter_box`.  Each returns MyST Markdown, to be glued as Markdown
-and pasted with ``:format: myst`` so that its roles and math are parsed like the page itself.
-Every character of a statement, location or note that is not inline math or a role is literal
-text: :func:`myst_inline` escapes the Markdown syntax around them.
+The Scorecard page (:ref:`scorecard`) pastes :func:`status_definitions`, :func:`summary_table`
+and :func:`register_table`, and a chapter pastes :func:`chapter_box`.  Each returns MyST
+Markdown, to be glued as Markdown and pasted with ``:format: myst`` so that its roles and math
+are parsed like the page itself. Every character of a statement, location, note or corrected
+result that is not inline math or a role is literal text: :func:`myst_inline` escapes the
+Markdown syntax around them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,19 @@ from typing import Any
 
 from .labels import BookLabel, book_labels
 from .markup import BOOK_DOC_ROOT, SEGMENT, check_markup, parse_glue_reference
-from .register import PAPERS, STATUSES, Claim, summary_rows
+from .register import DATA_QUALIFIERS, PAPERS, STATUS_DEFINITIONS, STATUSES, Claim, summary_rows
 
 __all__ = [
     "PAPER_TITLES",
     "STATUS_BADGES",
+    "DATA_BADGE",
     "status_badge",
+    "data_badge",
+    "claim_badges",
+    "status_definitions",
+    "EMPTY_CELL",
+    "EVIDENCE_TEXT",
+    "NOTE_TITLE",
     "to_markdown_table",
     "list_table",
     "myst_inline",
@@ -32,17 +40,24 @@ __all__ = [
 #: How the book names each paper (table captions, box titles).
 PAPER_TITLES: dict[str, str] = {
     "idldp": "ID-LDP (Gu et al., ICDE 2020)",
-    "ipldp": "IPLDP (Li et al., 2023)",
+    "ipldp": "IPLDP (Li et al., LNCS and Preprints.org 2023)",
     "fldp": "FLDP (Zhao et al., ICASSP 2022)",
     "lip": "LIP (Jiang et al., CNS 2018)",
 }
-#: The sphinx-design badge role that shows each status.
+#: The sphinx-design badge role that shows each status (keys: the statuses of
+#: :data:`booktools.register.STATUS_DEFINITIONS`, in its order). Solid green: agrees with the
+#: printed result; green outline: holds, nothing printed to compare with; red outline: a slip
+#: whose intended statement holds; solid red: refuted; amber: differs; grey outline: pending.
 STATUS_BADGES: dict[str, str] = {
-    "pending": "bdg-secondary-line",
     "reproduced": "bdg-success",
+    "re-derived": "bdg-success-line",
+    "slip": "bdg-danger-line",
+    "refuted": "bdg-danger",
     "differs": "bdg-warning",
-    "erratum": "bdg-danger",
+    "pending": "bdg-secondary-line",
 }
+#: The sphinx-design badge role of a data qualifier (:data:`booktools.register.DATA_QUALIFIERS`).
+DATA_BADGE: str = "bdg-info-line"
 #: Characters escaped in literal text; CommonMark lets a backslash escape any ASCII punctuation.
 _MARKDOWN_SPECIAL = set("\\`*_[]<>{}#&|!~$")
 _BLOCK_START = re.compile(r"^(?:[-+*:>#=]|\d+[.)])(?:\s|$)")
@@ -129,17 +144,62 @@ def status_badge(status: str) -> str:
     return f"{{{STATUS_BADGES[status]}}}`{status}`"
 
 
-def _evidence_link(label: str | None, labels: Mapping[str, BookLabel]) -> str:
+def data_badge(data: str | None) -> str:
+    """The badge of a data qualifier (its label, :data:`DATA_BADGE`), or ``""`` for none.
+
+    Examples
+    --------
+    >>> data_badge("stand-in"), data_badge(None)
+    ('{bdg-info-line}`on a stand-in`', '')
+    """
+    if data is None:
+        return ""
+    return f"{{{DATA_BADGE}}}`{DATA_QUALIFIERS[data][0]}`"
+
+
+def claim_badges(claim: Claim) -> str:
+    """The status badge of a claim, followed by its data qualifier's badge if it has one."""
+    return " ".join(badge for badge in (status_badge(claim.status), data_badge(claim.data)) if badge)
+
+
+def status_definitions() -> str:
+    """The status vocabulary and the data qualifiers as a MyST ``list-table``: badge | meaning.
+
+    Rendered from :data:`booktools.register.STATUS_DEFINITIONS` and
+    :data:`booktools.register.DATA_QUALIFIERS`, so the Scorecard's definitions are the
+    register's own (class ``scorecard-statuses``).
+
+    Examples
+    --------
+    >>> rows = status_definitions().split("\\n* - ")[1:]
+    >>> rows[0].splitlines()
+    ['status', '  - meaning']
+    >>> rows[1].splitlines()[0], rows[-1].splitlines()[0]
+    ('{bdg-success}`reproduced`', '{bdg-info-line}`partly on a stand-in`')
+    """
+    rows = [[status_badge(status), text] for status, text in STATUS_DEFINITIONS.items()]
+    rows += [[data_badge(key), text] for key, (_, text) in DATA_QUALIFIERS.items()]
+    return list_table(None, ["status", "meaning"], rows, widths=(22, 78), css_class="scorecard-statuses")
+
+
+#: The text of a section's evidence link in the register table (theorems and equations keep
+#: their numbers, e.g. "Theorem 8"; a section title would take several lines of the narrow column).
+EVIDENCE_TEXT: str = "evidence"
+
+
+def _evidence_link(label: str | None, labels: Mapping[str, BookLabel], *, short: bool = False) -> str:
     if not label:
         return ""
     found = labels.get(label)
     # an unknown label still becomes a reference, so the nitpicky build reports it
     role = found.role if found is not None else "ref"
+    if short and role == "ref":
+        return f"{{ref}}`{EVIDENCE_TEXT} <{label}>`"
     return f"{{{role}}}`{label}`"
 
 
 def list_table(title: str | None, header: Sequence[str], rows: Sequence[Sequence[str]], *,
-               widths: Sequence[int] | None, css_class: str) -> str:
+               widths: Sequence[int] | None, css_class: str, width: str | None = None) -> str:
     """A MyST ``list-table`` with one header row.
 
     Parameters
@@ -152,6 +212,9 @@ def list_table(title: str | None, header: Sequence[str], rows: Sequence[Sequence
         Relative column widths (``:widths:``), or ``None`` for Sphinx's default.
     css_class : str
         The table's HTML class.
+    width : str, optional
+        The table's width (``:width:``, e.g. ``"100%"``); by default the table is as wide as its
+        content needs.
 
     Raises
     ------
@@ -174,6 +237,8 @@ def list_table(title: str | None, header: Sequence[str], rows: Sequence[Sequence
     lines = [f"```{{list-table}}{(' ' + title) if title else ''}", ":header-rows: 1", f":class: {css_class}"]
     if widths is not None:
         lines.append(":widths: " + " ".join(str(w) for w in widths))
+    if width is not None:
+        lines.append(f":width: {width}")
     lines.append("")
     for row in (header, *rows):
         if len(row) != len(header):
@@ -198,7 +263,8 @@ def summary_table(claims: Iterable[Claim]) -> str:
     Returns
     -------
     str
-        MyST Markdown: a table with one row per paper and a total row, one column per status.
+        MyST Markdown: a table with one row per paper (its short name, e.g. "LIP") and a total
+        row, one column per status.
 
     Examples
     --------
@@ -206,49 +272,74 @@ def summary_table(claims: Iterable[Claim]) -> str:
     >>> [claim] = validate_claims([{"id": "lip-thm-1", "paper": "lip", "location": "Theorem 1",
     ...     "kind": "theorem", "statement": "s", "status": "pending", "evidence": None}])
     >>> lines = summary_table([claim]).splitlines()
-    >>> lines[lines.index("* - LIP (Jiang et al., CNS 2018)"):][:6]
-    ['* - LIP (Jiang et al., CNS 2018)', '  - 1', '  - 0', '  - 0', '  - 0', '  - 1']
-    >>> lines[-7:-1]
-    ['* - **total**', '  - 1', '  - 0', '  - 0', '  - 0', '  - 1']
+    >>> lines[lines.index("* - LIP"):][:8]
+    ['* - LIP', '  - 0', '  - 0', '  - 0', '  - 0', '  - 0', '  - 1', '  - 1']
+    >>> lines[-9:-1]
+    ['* - **total**', '  - 0', '  - 0', '  - 0', '  - 0', '  - 0', '  - 1', '  - 1']
     """
     header, rows = summary_rows(claims)
-    titles = {**PAPER_TITLES, "total": "**total**"}
+    titles = {**{paper: title.split(" (")[0] for paper, title in PAPER_TITLES.items()}, "total": "**total**"}
     cells = [[titles[str(row[0])], *(str(value) for value in row[1:])] for row in rows]
     return list_table(None, [header[0], *(status_badge(s) for s in STATUSES), header[-1]], cells,
                        widths=None, css_class="scorecard-counts")
 
 
 #: Columns :func:`register_table` can show, with their headers and relative widths. ``claim``
-#: stacks the location, the id, the status badge and the evidence link in one cell.
+#: stacks the location, the id, and the status badge with the data qualifier and the evidence
+#: link in one cell; ``corrected`` is the corrected result (an em dash where there is none).
+#: The widths hold as long as no inline formula is wider than its column (a formula does not
+#: wrap): corrected results write long formulas with ``\frac`` or in parts.
 _REGISTER_COLUMNS: dict[str, tuple[str, int]] = {
-    "claim": ("claim", 24),
+    "claim": ("claim", 27),
     "id": ("id", 14),
     "paper": ("paper", 10),
     "location": ("location", 12),
     "kind": ("kind", 8),
-    "statement": ("statement", 36),
+    "statement": ("statement", 48),
     "status": ("status", 9),
+    "data": ("data", 9),
     "evidence": ("evidence", 12),
     "note": ("note", 40),
+    "corrected": ("corrected result", 25),
 }
+#: What an empty cell shows (a claim with no corrected result or no note).
+EMPTY_CELL: str = "\u2014"
+#: Title of the collapsed dropdown that holds a claim's note under its statement.
+NOTE_TITLE: str = "Note"
+
+
+#: The options of the note's dropdown: no outer margin and a slim title bar, so that a folded
+#: note adds one short line to its row; class ``scorecard-note`` for the book's stylesheet.
+_NOTE_OPTIONS: tuple[str, ...] = (
+    ":margin: 0",
+    ":class-container: scorecard-note sd-shadow-none",
+    ":class-title: sd-py-1",
+)
+
+
+def _note_dropdown(note: str) -> str:
+    """A collapsed sphinx-design dropdown holding a note (MyST, several lines)."""
+    return "\n".join([f":::{{dropdown}} {NOTE_TITLE}", *_NOTE_OPTIONS, "", note, ":::"])
 
 
 def register_table(
     claims: Iterable[Claim],
     *,
     paper: str | None = None,
-    columns: Sequence[str] = ("claim", "statement", "note"),
+    columns: Sequence[str] = ("claim", "statement", "corrected"),
     labels: Mapping[str, BookLabel] | None = None,
     title: str | None = None,
+    fold_notes: bool = True,
     doc_root: str = BOOK_DOC_ROOT,
 ) -> str:
-    """Return the register (or one paper's part of it) as a MyST ``list-table``.
+    """Return the register (or one paper's part of it) as a MyST ``list-table``, one row per claim.
 
     The table is meant to be glued as Markdown and pasted with ``:format: myst`` (see
-    :func:`chapter_box`), so that its roles and math are parsed: the status is a badge, the
-    evidence label a cross-reference that fails a nitpicky build if the label does not
-    exist, statements and notes keep their inline math, and the glue references of notes
-    paste the values the chapters compute.
+    :func:`chapter_box`), so that its roles, math and directives are parsed: the status is a
+    badge, followed by the data qualifier's badge if the claim has one; the evidence label is a
+    cross-reference that fails a nitpicky build if the label does not exist; statements, notes
+    and corrected results keep their inline math, and glue references paste the values the
+    chapters compute.
 
     Parameters
     ----------
@@ -256,14 +347,20 @@ def register_table(
     paper : str, optional
         Keep only this paper's claims (one of :data:`PAPERS`).
     columns : sequence of str
-        What to show, in order: claim fields, or ``"claim"``, one cell that stacks the
-        location, the id, the status badge and the evidence link (the default layout, which
-        leaves most of the width to the statement and the note).
+        What to show, in order: claim fields, ``"claim"`` (one paragraph of three lines joined
+        by hard line breaks: the location in bold, the id, and the badges followed by the
+        evidence link, whose text is :data:`EVIDENCE_TEXT` for a section and the number for a
+        theorem or an equation), ``"corrected"`` (the corrected result, :data:`EMPTY_CELL` for
+        none) or ``"note"``. The default, claim | statement | corrected, leaves most of the
+        width to the statement; the table spans the column (``:width: 100%``).
     labels : mapping, optional
         Where the evidence labels are defined, to choose the reference role; defaults to
         :func:`book_labels` of the book directory. An unknown label gets a ``ref`` role.
     title : str, optional
         Table caption.
+    fold_notes : bool, optional
+        When ``"note"`` is not a column, put each claim's note in a collapsed dropdown (titled
+        :data:`NOTE_TITLE`, class ``scorecard-note``) under its statement (default ``True``).
     doc_root : str, optional
         Prefix for the documents of glue references (default :data:`BOOK_DOC_ROOT`).
 
@@ -281,25 +378,34 @@ def register_table(
     --------
     >>> from booktools.register import validate_claims
     >>> [claim] = validate_claims([{
-    ...     "id": "idldp-lemma-1", "paper": "idldp", "location": "Lemma 1, Sec. IV-B", "kind": "lemma",
-    ...     "statement": "$\\\\min \\\\mathcal{E}$-LDP implies MinID-LDP", "status": "reproduced",
-    ...     "evidence": "lem-minid-ldp",
+    ...     "id": "ipldp-thm-6", "paper": "ipldp", "location": "Theorem 6", "kind": "theorem",
+    ...     "statement": "The worst-case $l_2$ loss is $(1 - 1/|\\\\mathcal{D}|)/S^2$.", "status": "slip",
+    ...     "evidence": "thm-ipldp-low", "corrected": "$(1 - 1/|\\\\mathcal{D}|)/(n S^2)$",
+    ...     "note": "The printed formula drops the $1/n$.", "data": "partly stand-in",
     ... }])
-    >>> print(register_table([claim], columns=("claim", "statement"),
-    ...                      labels={"lem-minid-ldp": BookLabel("lem-minid-ldp", "idldp", "prf", 1)}))
+    >>> print(register_table([claim], labels={"thm-ipldp-low": BookLabel("thm-ipldp-low", "ipldp", "prf", 1)}))
     ```{list-table}
     :header-rows: 1
     :class: scorecard-register
-    :widths: 24 36
+    :widths: 27 48 25
+    :width: 100%
     <BLANKLINE>
     * - claim
       - statement
-    * - **Lemma 1, Sec. IV-B**
+      - corrected result
+    * - **Theorem 6**\\
+        ipldp-thm-6\\
+        {bdg-danger-line}`slip` {bdg-info-line}`partly on a stand-in` {prf:ref}`thm-ipldp-low`
+      - The worst-case $l_2$ loss is $(1 - 1/|\\mathcal{D}|)/S^2$.
     <BLANKLINE>
-        idldp-lemma-1
+        :::{dropdown} Note
+        :margin: 0
+        :class-container: scorecard-note sd-shadow-none
+        :class-title: sd-py-1
     <BLANKLINE>
-        {bdg-success}`reproduced` {prf:ref}`lem-minid-ldp`
-      - $\\min \\mathcal{E}$-LDP implies MinID-LDP
+        The printed formula drops the $1/n$.
+        :::
+      - $(1 - 1/|\\mathcal{D}|)/(n S^2)$
     ```
     """
     if paper is not None and paper not in PAPERS:
@@ -311,22 +417,31 @@ def register_table(
     if not chosen:
         raise ValueError(f"no claims to show{f' for paper {paper!r}' if paper else ''}")
     known = book_labels() if labels is None else labels
+    fold = fold_notes and "note" not in columns
 
     def cell(claim: Claim, column: str) -> str:
         if column == "claim":
-            parts = [f"**{myst_inline(claim.location, doc_root=doc_root)}**", claim.id, status_badge(claim.status)]
+            # one paragraph of three lines (hard line breaks): location, id, badges and evidence
+            parts = [f"**{myst_inline(claim.location, doc_root=doc_root)}**", claim.id, claim_badges(claim)]
             if claim.evidence:
-                parts[-1] += " " + _evidence_link(claim.evidence, known)
-            return "\n\n".join(parts)
+                parts[-1] += " " + _evidence_link(claim.evidence, known, short=True)
+            return "\\\n".join(parts)
         if column == "id":
             return f"`{claim.id}`"
         if column == "status":
             return status_badge(claim.status)
+        if column == "data":
+            return data_badge(claim.data)
         if column == "evidence":
             return _evidence_link(claim.evidence, known)
         if column == "paper":
             return myst_inline(PAPER_TITLES[claim.paper])
-        return myst_inline(getattr(claim, column), doc_root=doc_root)
+        if column == "corrected":
+            return myst_inline(claim.corrected, doc_root=doc_root) or EMPTY_CELL
+        text = myst_inline(getattr(claim, column), doc_root=doc_root)
+        if column == "statement" and fold and claim.note:
+            text += "\n\n" + _note_dropdown(myst_inline(claim.note, doc_root=doc_root))
+        return text
 
     return list_table(
         title,
@@ -334,6 +449,7 @@ def register_table(
         [[cell(claim, column) for column in columns] for claim in chosen],
         widths=[_REGISTER_COLUMNS[column][1] for column in columns] if len(columns) > 1 else None,
         css_class="scorecard-register",
+        width="100%",
     )
 
 
@@ -350,7 +466,8 @@ def chapter_box(
     """Return a MyST admonition summarising a paper's claims for a chapter.
 
     One bullet per claim, in register order: its location, its statement, its status badge
-    and a link to its evidence, followed by a link to the Scorecard.
+    (with its data qualifier's badge, if any), a link to its evidence and, for a claim with a
+    corrected result, that result; then a link to the Scorecard.
 
     Parameters
     ----------
@@ -368,7 +485,8 @@ def chapter_box(
     notes : bool, optional
         Also show each claim's note, with its glued values (default ``False``).
     doc_root : str, optional
-        Prefix for the documents of glue references in notes (default :data:`BOOK_DOC_ROOT`).
+        Prefix for the documents of glue references in notes and corrected results (default
+        :data:`BOOK_DOC_ROOT`).
 
     Returns
     -------
@@ -440,9 +558,11 @@ def chapter_box(
     lines = [f"```{{admonition}} {heading}", ":class: note claims-box", ""]
     for claim in chosen:
         item = f"- **{myst_inline(claim.location, doc_root=doc_root)}** (`{claim.id}`): "
-        item += f"{myst_inline(claim.statement, doc_root=doc_root)} {status_badge(claim.status)}"
+        item += f"{myst_inline(claim.statement, doc_root=doc_root)} {claim_badges(claim)}"
         if claim.evidence:
             item += f" Evidence: {_evidence_link(claim.evidence, known)}."
+        if claim.corrected:
+            item += f" Corrected: {myst_inline(claim.corrected, doc_root=doc_root)}"
         if notes and claim.note:
             item += f" {myst_inline(claim.note, doc_root=doc_root)}"
         lines.append(item)
