@@ -51,7 +51,7 @@ from .base import ItemReportOracle, item_report_mle
 from .channels import ExplicitChannel
 from .reports import ItemReports
 
-__all__ = ["IPRR", "MAX_EXPLICIT_D", "iprr_parameters", "mle_keep_or_resample"]
+__all__ = ["IPRR", "MAX_EXPLICIT_D", "iprr_pairwise_log_ratio", "iprr_parameters", "mle_keep_or_resample"]
 
 #: largest domain for which :meth:`IPRR.channel` builds the dense ``d x d`` matrix
 MAX_EXPLICIT_D = 4096
@@ -106,6 +106,28 @@ def iprr_parameters(budgets: ArrayLike) -> dict[str, Any]:
     # e^eps r = 1 + r, so q = (1 + r) S for sensitive items (no e^eps overflow)
     q = np.where(sens, (1.0 + r) * S, S)
     return {"r": r, "S": S, "q": q, "qbar": qbar, "sensitive": sens}
+
+
+def iprr_pairwise_log_ratio(budgets: ArrayLike) -> np.ndarray:
+    """Closed form of IPRR's pairwise log-ratios ``L[x, x'] = max_y log Q(y | x) / Q(y | x')``.
+
+    ``L[x, x'] = eps_x`` for a sensitive ``x`` and ``inf`` for a non-sensitive ``x`` (every
+    ``x' != x``; 0 on the diagonal): the row depends on ``x`` alone.  The same matrix as
+    :func:`ldpkit.accountant.pairwise_log_ratio` of the channel, without enumerating it.  Hence
+    IPRR's tightest level for the unordered pair is ``max(eps_x, eps_x')``, and its excess over
+    the MinID-LDP bound ``min(eps_x, eps_x')`` is ``max(0, eps_x - eps_x')`` for two sensitive
+    items (derived in the IPLDP chapter, :prf:ref:`prop-iprr-pairwise`).
+
+    Examples
+    --------
+    >>> from ldpkit.iprr import iprr_pairwise_log_ratio
+    >>> iprr_pairwise_log_ratio([0.5, 2.0, float("inf")]).tolist()
+    [[0.0, 0.5, 0.5], [2.0, 0.0, 2.0], [inf, inf, 0.0]]
+    """
+    eps, _ = _check_item_budgets(budgets)
+    out = np.repeat(eps[:, None], eps.size, axis=1)
+    np.fill_diagonal(out, 0.0)
+    return out
 
 
 def mle_keep_or_resample(output_counts: ArrayLike, keep: float, pi: ArrayLike) -> np.ndarray:

@@ -16,7 +16,7 @@ import sympy as sp
 from scipy import stats
 
 from ldpkit import GRR, IPRR, URR, accountant, postprocess
-from ldpkit.iprr import iprr_parameters, mle_keep_or_resample
+from ldpkit.iprr import iprr_pairwise_log_ratio, iprr_parameters, mle_keep_or_resample
 from ldpkit.testing import check_sampling_matches_channel, chi_square_gof
 
 INF = math.inf
@@ -73,6 +73,40 @@ def test_channel_rows_and_ipldp_by_enumeration(seed: int, with_dn: bool) -> None
     tighter[int(np.random.default_rng(seed).integers(sens.size))] *= 0.99
     assert not accountant.check_ipldp(mech.channel(), tighter, sensitive=sens).satisfied
     assert mech.epsilon == (INF if with_dn else pytest.approx(budgets.max()))
+
+
+@pytest.mark.parametrize("with_dn", [False, True])
+@pytest.mark.parametrize("seed", range(10))
+def test_pairwise_log_ratio_closed_form_and_minid_excess(seed: int, with_dn: bool) -> None:
+    """L[x, x'] = eps_x (inf for a non-sensitive x), against the accountant's enumeration."""
+    budgets = _random_budgets(np.random.default_rng(100 + seed), with_dn)
+    closed = iprr_pairwise_log_ratio(budgets)
+    enumerated = accountant.pairwise_log_ratio(IPRR(budgets).channel())
+    finite = np.isfinite(closed)
+    np.testing.assert_array_equal(np.isfinite(enumerated), finite)
+    np.testing.assert_allclose(enumerated[finite], closed[finite], rtol=1e-9, atol=1e-12)
+    # excess over the MinID-LDP pair budget min(eps_x, eps_x') on two sensitive items
+    sens = np.isfinite(budgets)
+    e = budgets[sens]
+    off = ~np.eye(e.size, dtype=bool)
+    excess = closed[np.ix_(sens, sens)] - np.minimum.outer(e, e)
+    np.testing.assert_allclose(excess[off], np.maximum(0.0, np.subtract.outer(e, e))[off], atol=1e-12)
+    # a non-sensitive input is told apart from every other input
+    off_all = ~np.eye(budgets.size, dtype=bool)
+    assert np.all(np.isinf(closed[~sens][off_all[~sens]]))
+    # the smallest s with (s E)-MinID-LDP: eps_max / eps_min, and no finite s with D_N
+    scale = accountant.privacy_profile(IPRR(budgets), budgets=budgets).minid_scale
+    if with_dn:
+        assert scale == INF
+    else:
+        assert scale == pytest.approx(budgets.max() / budgets.min(), rel=1e-9)
+        assert not accountant.check_minidldp(IPRR(budgets).channel(), budgets).satisfied
+
+
+def test_pairwise_log_ratio_equal_budgets_is_minid() -> None:
+    budgets = [0.7] * 4
+    np.testing.assert_allclose(iprr_pairwise_log_ratio(budgets)[~np.eye(4, dtype=bool)], 0.7)
+    assert accountant.check_minidldp(IPRR(budgets).channel(), budgets).satisfied
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 4.0])
