@@ -70,6 +70,73 @@ def test_simulated_se_matches_exact_expectation() -> None:
     assert abs(mean["FHR"] - 2 * theory["FHR"]) / se["FHR"] > 5
 
 
+def test_kld_smoothings_add_columns_on_the_same_estimates() -> None:
+    config = RunConfig(repeats=2, seed=4)
+    plain = exp.run_epsilons(COUNTS, [0.5], ks=(4,), config=config)
+    extra = exp.run_epsilons(COUNTS, [0.5], ks=(4,), config=config, kld_smoothings=(1e-8, 1e-2))
+    assert list(extra.columns) == [*plain.columns, "kld@1e-08", "kld@0.01"]
+    assert extra[plain.columns].equals(plain)
+    assert (extra[["kld@1e-08", "kld@0.01"]] >= 0).all().all()
+    assert not np.allclose(extra["kld@0.01"], extra["kld"])  # the smoothing matters here
+    with pytest.raises(ValueError, match="smoothing"):
+        exp.run_epsilons(COUNTS, [0.5], ks=(4,), kld_smoothings=(0.0,))
+
+
+def test_crossover_is_where_fhr_and_oue_nonholder_variances_meet() -> None:
+    one = np.array([0, 1])
+    for eps, fhr_better in ((0.99 * exp.CROSSOVER_EPSILON, True), (1.01 * exp.CROSSOVER_EPSILON, False)):
+        assert (FHR(2, eps).variance(one)[0] < OUE(2, eps).variance(one)[0]) == fhr_better
+    assert math.isclose(exp.CROSSOVER_EPSILON, math.log(3 + 2 * math.sqrt(2)))
+
+
+def test_se_verdicts_follow_the_exact_variances() -> None:
+    # a flat domain: every top item is rare, so the non-holder term decides (crossover ~1.76)
+    counts = np.full(64, 50)
+    frame = exp.run_epsilons(counts, [0.5, 1.5, 2.5], ks=(8,), config=RunConfig(repeats=2, seed=5))
+    cells = exp.fhr_verdicts(frame, "se")
+    assert list(cells["outcome"]) == [exp.BEST, exp.BEST, exp.BEATEN]
+    assert list(cells["vs OUE"]) == ["FHR", "FHR", "OUE"]
+    summary = exp.claim_verdict(cells)
+    assert (summary["verdict"], summary["cells"], summary["best"], summary["outside_beaten"]) == ("reproduced", 2, 2, 1)
+    assert exp.claim_verdict(cells, below=3.0)["verdict"] == "differs"
+
+
+def test_paired_verdicts_need_agreement_across_smoothings() -> None:
+    import pandas as pd
+
+    def frame(fhr: list[float], oue: list[float], smoothed: list[float]) -> pd.DataFrame:
+        rows = []
+        for mech, values, other in (("FHR", fhr, smoothed), ("OUE", oue, oue)):
+            for rep, (v, w) in enumerate(zip(values, other)):
+                rows.append({"epsilon": 1.0, "repeat": rep, "mechanism": mech, "k": 5, "kld": v, "kld@0.01": w})
+        return pd.DataFrame(rows)
+
+    better = [1.0, 1.1, 0.9, 1.0]
+    worse = [2.0, 2.1, 1.9, 2.05]
+    agree = exp.fhr_verdicts(frame(better, worse, better), "kld", rivals=("OUE",))
+    assert (agree.loc[0, "outcome"], agree.loc[0, "undecided_by"]) == (exp.BEST, "")
+    flipped = exp.fhr_verdicts(frame(better, worse, [3.0, 3.1, 2.9, 3.0]), "kld", rivals=("OUE",))
+    assert (flipped.loc[0, "outcome"], flipped.loc[0, "undecided_by"]) == ("undecided", "smoothing")
+    noisy = exp.fhr_verdicts(frame(better, [1.0, 1.12, 0.88, 1.01], better), "kld", rivals=("OUE",))
+    assert (noisy.loc[0, "outcome"], noisy.loc[0, "undecided_by"]) == ("undecided", "noise")
+    # NCR is a score: higher is better
+    scores = frame(worse, better, worse).rename(columns={"kld": "ncr"}).drop(columns="kld@0.01")
+    assert exp.fhr_verdicts(scores, "ncr", rivals=("OUE",)).loc[0, "outcome"] == exp.BEST
+    with pytest.raises(ValueError, match="unknown metric"):
+        exp.fhr_verdicts(scores, "mse")
+    with pytest.raises(ValueError, match="FHR"):
+        exp.fhr_verdicts(scores, "ncr", rivals=("FHR",))
+
+
+def test_shared_run_keeps_the_kld_at_every_smoothing() -> None:
+    data = fldp_figures.compute_metrics(TINY)
+    smoothing = data.meta["kld_smoothing"]
+    assert not any(c.startswith("kld@") for c in data.frame.columns)
+    assert [c for c in smoothing.columns if c.startswith("kld")] == [
+        "kld", *(f"kld@{s:g}" for s in exp.KLD_SMOOTHINGS if s != exp.KLD_SMOOTHING)]
+    assert np.array_equal(smoothing["kld"].to_numpy(), data.frame["kld"].to_numpy())
+
+
 def test_ideal_olh_support_has_the_exact_moments() -> None:
     olh = OLH(COUNTS.size, 1.0)
     gen = np.random.default_rng(11)
@@ -119,7 +186,8 @@ def test_data_are_named_in_frames_labels_and_titles(data_env: str) -> None:
     online, brown = planned_label("online-retail"), planned_label("brown")
     assert set(result.frame["dataset"]) == {"Zipf (FLDP)", online, brown}
     assert result.standins == tuple(label for label in (online, brown) if label.endswith("(stand-in)"))
-    titles = [ax.get_title() for ax in result.figure.axes]
+    # a row of panels per dataset, titled with its label (the panels' titles are the top-k sizes)
+    titles = [ax.get_title() for ax in result.figure.axes] + [sub.get_suptitle() for sub in result.figure.subfigs]
     assert any(online in t for t in titles) and any(brown in t for t in titles)
     # a stand-in is never shown under the real name alone
     for label in (online, brown):

@@ -30,8 +30,15 @@ here OLH is simulated under the idealised *fully random* hash that OLH's analysi
 items are independent uniform buckets independent of the report, so the support indicators
 of all items are mutually independent and ``C_i ~ Binomial(c_i, p') + Binomial(n - c_i, 1/g)``
 independently over ``i``, which is exact for that hash.  The FLDP experiments chapter
-checks it against the per-user path with ldpkit's real hash.  FLDP experiments chapter,
-:ref:`fldp-experiments`.
+checks it against the per-user path with ldpkit's real hash.
+
+Verdicts.  "FHR beats X" is decided per cell (dataset, ``k``, budget) by a stated test of
+:mod:`ldpkit.experiments.verdicts` (:func:`fhr_verdicts`): on ``se`` by the exact expectations
+(``se_theory``, :func:`~ldpkit.experiments.verdicts.exact_verdict`), on the other metrics by
+the paired runs (:func:`~ldpkit.experiments.verdicts.paired_verdict`); a ``kld`` verdict must
+also be the same at every smoothing of :data:`KLD_SMOOTHINGS`, else the cell is undecided
+(smoothing).  :func:`claim_verdict` turns the cells of one figure into the verdict on the
+paper's "FHR best" inside a budget range.  FLDP experiments chapter, :ref:`fldp-experiments`.
 """
 
 from __future__ import annotations
@@ -53,13 +60,22 @@ from ..hadamard import FHR, HR
 from ..olh import OLH
 from ..unary import OUE, RAPPOR
 from .config import RunConfig, check_mechanism_names, check_run_config
+from .verdicts import UNDECIDED, exact_verdict, paired_verdict
 
 __all__ = [
+    "BEATEN",
+    "BEST",
     "COST_MECHANISMS",
+    "CROSSOVER_EPSILON",
+    "HIGHER_IS_BETTER",
     "KLD_SMOOTHING",
+    "KLD_SMOOTHINGS",
     "KS",
     "MECHANISMS",
     "METRICS",
+    "PAPER_RIVALS",
+    "claim_verdict",
+    "fhr_verdicts",
     "guarantees",
     "make_oracle",
     "measure_costs",
@@ -80,6 +96,22 @@ KS = (20, 50, 100)
 #: additive smoothing of the renormalised top-k estimate in ``kld`` (our choice; the paper's
 #: eq. (14) is lost)
 KLD_SMOOTHING = 1e-6
+#: the smoothings over which a ``kld`` verdict must agree (:func:`fhr_verdicts`), two decades
+#: either side of :data:`KLD_SMOOTHING`; a cell whose verdict changes between them is decided by
+#: the smoothing, not by the mechanisms
+KLD_SMOOTHINGS = (1e-8, 1e-6, 1e-4)
+#: FHR's rivals in the paper's Figs. 2-5 (HR is the book's addition)
+PAPER_RIVALS = ("OLH", "OUE")
+#: metrics where a larger value is better (the others are errors)
+HIGHER_IS_BETTER = frozenset({"ncr"})
+#: the budget below which FHR's per-user variance for a non-holder, ``1 / (2 tanh^2(eps/2))``,
+#: is below OUE's and ideal OLH's ``4 e^eps / (e^eps - 1)^2``: ``ln(3 + 2 sqrt 2) = 2 asinh 1``
+#: (derived in the FLDP chapter, :prf:ref:`thm-fhr-vs-oue`)
+CROSSOVER_EPSILON = 2.0 * math.asinh(1.0)
+#: outcome of a cell in :func:`fhr_verdicts` where FHR beats every rival
+BEST = "FHR best"
+#: outcome of a cell in :func:`fhr_verdicts` where a rival beats FHR
+BEATEN = "FHR beaten"
 
 
 def make_oracle(name: str, d: int, epsilon: float) -> FrequencyOracle:
@@ -131,6 +163,7 @@ def run_epsilons(
     ks: Sequence[int] = KS,
     mechanisms: Sequence[str] = MECHANISMS,
     config: RunConfig | None = None,
+    kld_smoothings: Sequence[float] = (),
 ) -> Any:
     """The paper's Figs. 2-5 for one dataset: the four metrics against the budget.
 
@@ -148,12 +181,15 @@ def run_epsilons(
         ``repeats`` (the paper: 10), ``seed`` (each budget draws from its own stream, spawned by
         :meth:`~ldpkit.experiments.RunConfig.map`), ``progress``, ``jobs`` and ``backend`` (the
         budgets run in parallel, with the same results); ``scale`` must be 1.
+    kld_smoothings
+        Further smoothings of ``kld``, each adding a column ``kld@<s>`` (``s`` formatted
+        with ``:g``) computed on the same estimates; the other columns do not change.
 
     Returns
     -------
     pandas.DataFrame
         One row per ``(epsilon, repeat, mechanism, k)`` with ``kld``, ``se``, ``re``,
-        ``ncr`` and ``se_theory`` (exact expected ``se``).
+        ``ncr`` and ``se_theory`` (exact expected ``se``), then the ``kld@<s>`` columns.
     """
     import pandas as pd
 
@@ -167,6 +203,9 @@ def run_epsilons(
         raise ValueError(f"every k must lie in 1..d={d}, got {ks!r}")
     names = check_mechanism_names(mechanisms, tuple(MECHANISMS))
     config = check_run_config(config)
+    extra = tuple(float(s) for s in kld_smoothings)
+    if not all(math.isfinite(s) and s > 0 for s in extra):
+        raise ValueError(f"every KLD smoothing must be a finite number > 0, got {kld_smoothings!r}")
     n = int(c.sum())
     f = c / n
     order = metrics.top_k_items(c, max(kk))  # rank order, ties by index
@@ -189,10 +228,152 @@ def run_epsilons(
                         "re": metrics.relative_error_topk(top_f, top_est, k, aggregate="median"),
                         "ncr": metrics.ncr(f, est, k),
                         "se_theory": float(theory[name][:k].mean()),
+                        **{f"kld@{sm:g}": metrics.topk_kl_divergence(top_f, top_est, k, smoothing=sm)
+                           for sm in extra},
                     })
         return rows
 
     return pd.DataFrame(list(chain.from_iterable(config.map(point, grid, "epsilon"))))
+
+
+def _cell_keys(frame: Any) -> list[str]:
+    return [key for key in ("dataset", "k", "epsilon") if key in frame.columns]
+
+
+def fhr_verdicts(frame: Any, metric: str, *, rivals: Sequence[str] = PAPER_RIVALS, z: float | None = None) -> Any:
+    """FHR against each rival in every cell (dataset, ``k``, budget) of a :func:`run_epsilons` frame.
+
+    The test is stated, never read off a figure (:mod:`ldpkit.experiments.verdicts`):
+
+    * ``se``: the exact expected squared errors (column ``se_theory``), :func:`~ldpkit.experiments.verdicts.exact_verdict`;
+    * ``kld``, ``re``, ``ncr``: the runs paired by ``repeat`` (the same data and stream index),
+      :func:`~ldpkit.experiments.verdicts.paired_verdict` with ``z`` standard errors (default
+      :data:`~ldpkit.experiments.verdicts.VERDICT_Z`); ``ncr`` is a score (higher is better);
+    * ``kld`` with ``kld@<s>`` columns (:func:`run_epsilons` ``kld_smoothings``): the paired
+      verdict at the default smoothing and at every other one must name the same winner,
+      otherwise the smoothing decides the order and the rival's verdict is undecided.
+
+    Parameters
+    ----------
+    frame
+        Rows ``(dataset, epsilon, repeat, mechanism, k)``; ``dataset`` may be absent.
+    metric
+        One of :data:`METRICS`.
+    rivals
+        The mechanisms FHR is compared with (default: the paper's, :data:`PAPER_RIVALS`).
+    z
+        Standard errors a paired difference must exceed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell: the keys, ``vs <rival>`` (the winner's name or ``"undecided"``),
+        ``outcome`` (:data:`BEST` when FHR beats every rival, :data:`BEATEN` when a rival
+        beats FHR, else ``"undecided"``) and ``undecided_by`` (``"smoothing"`` when a KLD
+        verdict changed with the smoothing, ``"noise"`` for another undecided cell, ``""``
+        for a decided one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frame = run_epsilons(np.arange(60, 20, -1), [0.5, 3.0], ks=(5,), config=RunConfig(repeats=3, seed=1))
+    >>> cells = fhr_verdicts(frame, "se")
+    >>> cells["vs OUE"].tolist(), cells["outcome"].tolist()
+    (['FHR', 'OUE'], ['FHR best', 'FHR beaten'])
+    >>> fhr_verdicts(frame, "ncr")["undecided_by"].tolist()
+    ['noise', 'noise']
+    """
+    import pandas as pd
+
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose from {METRICS}")
+    keys = _cell_keys(frame)
+    names = check_mechanism_names(tuple(rivals), tuple(MECHANISMS))
+    if "FHR" in names:
+        raise ValueError("the rivals must not include FHR")
+    exact = metric == "se"
+    columns = ["se_theory"] if exact else [metric] + sorted(
+        (c for c in frame.columns if metric == "kld" and c.startswith("kld@")), key=lambda c: float(c[4:]))
+    missing = [c for c in (*keys, "mechanism", "repeat", *columns) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"columns {missing} not in the frame; it has {list(frame.columns)}")
+    lower = metric not in HIGHER_IS_BETTER
+    rows = []
+    for key, cell in frame.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        by_mech = {name: part.sort_values("repeat") for name, part in cell.groupby("mechanism")}
+        for name in ("FHR", *names):
+            if name not in by_mech:
+                raise ValueError(f"cell {dict(zip(keys, key))}: no rows of {name!r}")
+        row: dict[str, Any] = dict(zip(keys, key))
+        winners, by_smoothing = [], False
+        for rival in names:
+            fhr, other = by_mech["FHR"], by_mech[rival]
+            if exact:
+                verdict = exact_verdict("FHR", fhr["se_theory"].mean(), rival, other["se_theory"].mean())
+                winner = verdict.winner
+            else:
+                if list(fhr["repeat"]) != list(other["repeat"]):
+                    raise ValueError(f"cell {dict(zip(keys, key))}: the runs of FHR and {rival} differ")
+                found = {paired_verdict("FHR", fhr[c].to_numpy(), rival, other[c].to_numpy(), z=z,
+                                        lower_is_better=lower).winner for c in columns}
+                winner = found.pop() if len(found) == 1 else None
+                by_smoothing |= len(found) > 0
+            winners.append(winner)
+            row[f"vs {rival}"] = winner or UNDECIDED
+        if any(w is not None and w != "FHR" for w in winners):
+            row["outcome"], row["undecided_by"] = BEATEN, ""
+        elif all(w == "FHR" for w in winners):
+            row["outcome"], row["undecided_by"] = BEST, ""
+        else:
+            row["outcome"], row["undecided_by"] = UNDECIDED, "smoothing" if by_smoothing else "noise"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def claim_verdict(cells: Any, *, below: float = CROSSOVER_EPSILON) -> dict[str, Any]:
+    """The verdict on the paper's "FHR best" from the cells of :func:`fhr_verdicts`, budgets ``< below``.
+
+    Inside the range the claim is ``"differs"`` when a cell has FHR beaten, ``"reproduced"``
+    when no cell has FHR beaten and FHR is best in more than half of the cells, and
+    ``"undecided"`` otherwise: a claim the test supports in a few cells and cannot decide in the
+    rest is not reproduced.  The cells at budgets ``>= below`` are counted apart (``outside_*``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> cells = pd.DataFrame({"epsilon": [0.25, 0.5, 1.0, 2.0], "outcome": [BEST, BEST, "undecided", BEATEN],
+    ...                       "undecided_by": ["", "", "noise", ""]})
+    >>> v = claim_verdict(cells, below=1.76)
+    >>> v["verdict"], v["cells"], v["best"], v["undecided_noise"], v["outside_beaten"]
+    ('reproduced', 3, 2, 1, 1)
+    >>> claim_verdict(cells.iloc[1:], below=1.76)["verdict"]
+    'undecided'
+    """
+    eps = np.asarray(cells["epsilon"], dtype=float)
+    inside = cells[eps < below]
+    outside = cells[eps >= below]
+
+    def count(part: Any, outcome: str, why: str | None = None) -> int:
+        hit = part["outcome"] == outcome
+        if why is not None:
+            hit &= part["undecided_by"] == why
+        return int(hit.sum())
+
+    summary: dict[str, Any] = {
+        "below": float(below), "cells": len(inside), "best": count(inside, BEST), "beaten": count(inside, BEATEN),
+        "undecided_noise": count(inside, UNDECIDED, "noise"),
+        "undecided_smoothing": count(inside, UNDECIDED, "smoothing"),
+        "outside_cells": len(outside), "outside_best": count(outside, BEST),
+        "outside_beaten": count(outside, BEATEN), "outside_undecided": count(outside, UNDECIDED),
+    }
+    if summary["beaten"]:
+        summary["verdict"] = "differs"
+    elif 2 * summary["best"] > summary["cells"]:
+        summary["verdict"] = "reproduced"
+    else:
+        summary["verdict"] = UNDECIDED
+    return summary
 
 
 def report_bits(oracle: FrequencyOracle) -> int:

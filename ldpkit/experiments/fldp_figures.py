@@ -24,10 +24,12 @@ subsample of each dataset (generator ``default_rng([DATA_SEED, 10 + i])`` for da
 ``i``).  Dataset ``i`` runs with the seed ``seed + i``.
 
 Figs. 2-5 share one protocol run (:func:`compute_metrics`, cached per configuration): each
-figure draws one metric in three rows (datasets) and two columns: left, every mechanism at
-equal nominal budget (the paper's comparison); right, at equal *standard LDP* epsilon as
-computed by the accountant, where FHR, whose LDP epsilon is infinite, can only be drawn at
-``eps = inf``.
+figure draws one metric (:func:`draw_metric`) in three rows (datasets) of three panels (top-k
+sizes), each with the four mechanisms in their book-wide colours and markers.  HR, OLH and OUE,
+whose *standard LDP* epsilon (the accountant's) is their budget, are solid curves; FHR, whose
+budget is an FLDP budget and whose LDP epsilon is infinite, is a dashed curve at its nominal
+budget (the paper's comparison) and again in a shaded strip at ``eps = inf`` (the comparison at
+equal LDP epsilon).
 """
 
 from __future__ import annotations
@@ -98,10 +100,8 @@ DATASETS = (ZIPF, ONLINE, BROWN)
 #: the paper's dataset sizes where legible (users, items); ``None``: lost in the extraction
 PAPER_SIZES: Mapping[str, tuple[int | None, int | None]] = MappingProxyType(
     {ZIPF: (593_358, None), ONLINE: (None, 2_603), BROWN: (None, None)})
-#: colours of the mechanisms (:data:`ldpkit.experiments.style.COLORS`; FHR green, as in the paper)
-_COLORS = style.COLORS["fldp"]
-_YLABELS = {"kld": "KLD on the top k", "se": "SE (frequency$^2$)", "re": "RE (median over the top k)",
-            "ncr": "NCR"}
+_YLABELS = {"kld": "KL divergence on the top k (nats)", "se": "squared error (frequency$^2$)",
+            "re": "RE, median over the top k (ratio)", "ncr": "NCR (fraction, higher is better)"}
 _DEFAULT_SEED = DATA_SEED + 1
 
 
@@ -223,20 +223,33 @@ def _metrics_for(config: RunConfig, bases: tuple[SingleItemData, ...]) -> Experi
 
     named = _named(config.scale)
     base = config.replace(scale=1.0)
-    parts = {data.label: _protocol.run_epsilons(data.counts(), EPSILONS, config=base.offset_seed(i))
-             for i, data in enumerate(named.values())}
-    frames = [f.assign(dataset=label)[["dataset", *f.columns]] for label, f in parts.items()]
+    smoothings = tuple(s for s in _protocol.KLD_SMOOTHINGS if s != _protocol.KLD_SMOOTHING)
+    runs = {data.label: _protocol.run_epsilons(data.counts(), EPSILONS, config=base.offset_seed(i),
+                                               kld_smoothings=smoothings)
+            for i, data in enumerate(named.values())}
+    extra = [f"kld@{s:g}" for s in smoothings]
+    parts = {label: f.drop(columns=extra) for label, f in runs.items()}
+    frames = [f.assign(dataset=label)[["dataset", *f.columns]] for label, f in runs.items()]
+    full = pd.concat(frames, ignore_index=True)
     guar = _protocol.guarantees(_protocol.MECHANISMS, EPSILONS, named[ZIPF].m)
-    return ExperimentData(pd.concat(frames, ignore_index=True), labels={k: d.label for k, d in named.items()},
+    keys = ["dataset", "epsilon", "repeat", "mechanism", "k"]
+    return ExperimentData(full.drop(columns=extra), labels={k: d.label for k, d in named.items()},
                           standins=tuple(k for k, d in named.items() if d.is_standin), parts=parts,
                           meta={"n": {d.label: d.n for d in named.values()},
                                 "items": {d.label: d.m for d in named.values()},
-                                "epsilons": EPSILONS, "ks": _protocol.KS, "guarantees": guar},
+                                "epsilons": EPSILONS, "ks": _protocol.KS, "guarantees": guar,
+                                "kld_smoothing": full[[*keys, "kld", *extra]]},
                           inputs=_inputs())
 
 
 def compute_metrics(config: RunConfig) -> ExperimentData:
-    """Figs. 2-5: the four metrics against the budget on the three datasets (one run, cached)."""
+    """Figs. 2-5: the four metrics against the budget on the three datasets (one run, cached).
+
+    ``meta["kld_smoothing"]`` holds the same runs' KLD at every smoothing of
+    :data:`ldpkit.experiments.fldp.KLD_SMOOTHINGS` (columns ``kld`` and ``kld@<s>``), for the
+    KLD verdicts (:func:`ldpkit.experiments.fldp.fhr_verdicts`); the frame and the parts hold
+    the default smoothing only.
+    """
     return _metrics(config)
 
 
@@ -245,56 +258,74 @@ def compute_metrics(config: RunConfig) -> ExperimentData:
 
 @style.styled
 def draw_metric(data: ExperimentData, metric: str) -> matplotlib.figure.Figure:
-    """``metric`` against the budget: rows datasets, columns equal nominal budget and equal LDP epsilon.
+    """``metric`` against the budget: one row per dataset, one panel per top-k size.
 
-    Colour: mechanism; marker: ``k``.  For ``se`` markers are simulated means and lines the
-    exact expectations; otherwise lines join the simulated means.
+    Each panel shows the four mechanisms in their book-wide colour and marker
+    (:func:`ldpkit.experiments.style.mechanism_style`).  A mechanism is drawn at its nominal
+    budget, solid where that is also its standard LDP epsilon (the accountant's) and dashed
+    where it is not (FHR, an FLDP budget); a mechanism whose LDP epsilon is infinite is drawn
+    again in the shaded strip at ``eps = inf``.  So the solid curves and the strip compare the
+    mechanisms at equal LDP epsilon, and the dashed curve gives the paper's comparison at equal
+    nominal budget.  For ``se`` open markers are simulated means and lines the exact
+    expectations; otherwise lines join the simulated means.
     """
-    from matplotlib.lines import Line2D
-
     if metric not in _protocol.METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose from {_protocol.METRICS}")
     guar = data.meta["guarantees"].set_index(["mechanism", "epsilon"])["ldp_epsilon"]
     eps = list(data.meta["epsilons"])
-    inf_x = eps[-1] + 2 * (eps[1] - eps[0])
-    nrows = len(data.parts)
-    fig, axes = style.figure(nrows, 2, 2.6 * nrows + 1.0)
-    for row, (label, frame) in enumerate(data.parts.items()):
+    step = eps[1] - eps[0] if len(eps) > 1 else 0.5
+    inf_x = eps[-1] + 2 * step
+    ks = [int(k) for k in data.meta["ks"]]
+    fig, rows = style.row_figure(list(data.parts), len(ks), 2.5, legend_height=1.1, sharey=True)
+    mechanisms: list[str] = []
+    any_inf = False
+    for axes, frame in zip(rows, data.parts.values()):
         means = frame.groupby(["mechanism", "k", "epsilon"])[[metric, "se_theory"]].mean()
-        for col in (0, 1):
-            ax = axes[2 * row + col]
-            for (mech, k), sub in means.groupby(level=[0, 1]):
-                x = np.array(sub.index.get_level_values("epsilon"), dtype=float)
-                if col == 1:
-                    ldp = np.array([guar[(mech, e)] for e in x])
-                    x = np.where(np.isfinite(ldp), ldp, inf_x)
+        drawn = list(dict.fromkeys(frame["mechanism"]))  # the paper's order (FHR first), then any other
+        mechanisms = [m for m in style.COLORS["fldp"] if m in drawn] + [m for m in drawn if m not in style.COLORS["fldp"]]
+        for ax, k in zip(axes, ks):
+            strip = False
+            for mech in mechanisms:
+                sub = means.xs((mech, k), level=("mechanism", "k"))
+                x = np.array(sub.index, dtype=float)
+                ldp = np.array([guar[(mech, e)] for e in x], dtype=float)
                 y = sub[metric].to_numpy()
-                marker = style.TOPK_MARKERS.get(int(k), style.TOPK_OTHER_MARKER)
-                look: dict[str, Any] = dict(color=_COLORS[mech], marker=marker, ms=style.MS_SMALL)
-                finite_x = col == 0 or mech != "FHR"
+                look: dict[str, Any] = {**style.mechanism_style(mech), "ms": style.MS_SMALL + 1, "mfc": "none"}
+                nominal = np.isclose(ldp, x)
+                ls = "-" if nominal.all() else "--"
                 if metric == "se":
-                    ax.plot(x, y, ls="none", mfc="none", **look)
-                    if finite_x:
-                        ax.plot(x, sub["se_theory"].to_numpy(), "-", lw=style.LW_DENSE, color=_COLORS[mech])
+                    ax.plot(x, y, ls="none", **look)
+                    ax.plot(x, sub["se_theory"].to_numpy(), ls=ls, lw=style.LW_DENSE, color=look["color"])
                 else:
-                    ax.plot(x, y, ls="-" if finite_x else "none", lw=style.LW_DENSE, **look)
+                    ax.plot(x, y, ls=ls, lw=style.LW_DENSE, **look)
+                infinite = ~np.isfinite(ldp)
+                if infinite.any():
+                    strip = any_inf = True
+                    ax.plot(np.full(int(infinite.sum()), inf_x), y[infinite], ls="none", **look)
+                other = np.isfinite(ldp) & ~nominal
+                if other.any():  # a finite LDP epsilon other than the budget: drawn there too
+                    ax.plot(ldp[other], y[other], ls="none", **look)
             if metric != "ncr":
                 ax.set_yscale("log")
-            if col == 0:
-                ax.set_xlabel(r"budget $\varepsilon$ (FHR: FLDP; others: LDP)")
-                ax.set_title(f"{label}: equal budget")
-            else:
-                ax.set_xticks([*eps[1::2], inf_x], [*(f"{e:g}" for e in eps[1::2]), r"$\infty$"])
-                ax.axvspan(eps[-1] + 0.5 * (eps[1] - eps[0]), inf_x + (eps[1] - eps[0]), color=style.SHADE_GREY)
-                ax.set_xlabel(r"standard LDP $\varepsilon$ (accountant)")
-                ax.set_title(f"{label}: equal LDP " + r"$\varepsilon$")
-            ax.set_ylabel(_YLABELS[metric])
-    handles = [style.swatch(c, m) for m, c in _COLORS.items()]
-    handles += [Line2D([], [], color=style.KEY_GREY, ls="none", marker=mk, label=f"top {k}")
-                for k, mk in style.TOPK_MARKERS.items()]
+            ticks = [e for e in eps if e >= 0.5 and (e * 2) % 1 == 0] or eps
+            if strip:
+                ax.axvspan(eps[-1] + 0.5 * step, inf_x + step, color=style.SHADE_GREY, zorder=0)
+                ax.set_xticks([*ticks, inf_x], [*(f"{e:g}" for e in ticks), r"$\infty$"])
+            ax.set_xlabel(r"budget $\varepsilon$ (nats)")
+            ax.set_title(f"top {k}")
+        axes[0].set_ylabel(_YLABELS[metric])
+    handles = [style.mechanism_handle(m) if np.isclose(guar[m].to_numpy(), guar[m].index.to_numpy()).all()
+               else style.mechanism_handle(m, f"{m} (dashed: FLDP budget)") for m in mechanisms]
+    for h in handles:
+        if "dashed" in str(h.get_label()):
+            h.set_linestyle("--")
+    handles = style.pad_row(handles, 4)
+    if any_inf:
+        handles.append(style.key_handle(r"shaded: LDP $\varepsilon = \infty$", lw=8, color=style.SHADE_GREY))
     if metric == "se":
-        handles += [Line2D([], [], color=style.KEY_GREY, lw=style.LW_DENSE, label="exact expectation")]
-    style.legend_below(fig, handles, ncol=4)
+        handles += [style.key_handle("simulated mean", ls="none", marker=style.SIMULATED_MARKER, mfc="none"),
+                    style.key_handle("exact expectation")]
+    style.legend_below(fig, handles, ncol=4, by_row=True)
     return fig
 
 
