@@ -40,7 +40,7 @@ from .. import idue as _idue
 from .. import metrics
 from .._validation import check_counts, check_epsilon, check_positive_int, check_real
 from ..base import FrequencyOracle
-from ..budgets import level_structure, random_levels
+from ..budgets import apportion, level_structure, random_levels
 from ..padding import PaddingSampling
 from ..sets import ItemSets, as_itemsets
 from ..unary import OUE, RAPPOR
@@ -52,6 +52,7 @@ __all__ = [
     "SINGLE_ITEM_MECHANISMS",
     "BudgetProtocol",
     "SolutionCache",
+    "expected_mse",
     "run_budget_shares",
     "run_itemsets",
     "run_single_item",
@@ -97,12 +98,29 @@ class BudgetProtocol:
 
     def multiplier_per_item(self, m: int, rng: np.random.Generator) -> np.ndarray:
         """One draw of every item's multiplier (scale by ``eps`` to get budgets)."""
-        keep = [i for i, s in enumerate(self.shares) if s > 0]
-        mult = tuple(self.multipliers[i] for i in keep)
-        shares = tuple(self.shares[i] for i in keep)
+        mult, shares = self._kept()
         if len(mult) == 1:
             return np.full(m, mult[0])
         return random_levels(m, mult, shares, rng=rng, exact=True)
+
+    def sorted_multipliers(self, m: int) -> np.ndarray:
+        """Every item's multiplier for one fixed placement: the level sizes of a draw, in level order.
+
+        A draw (:meth:`multiplier_per_item`) is a uniformly random permutation of this vector.
+
+        Examples
+        --------
+        >>> BudgetProtocol().sorted_multipliers(20).tolist()[:3]
+        [1.0, 1.2, 2.0]
+        """
+        mult, shares = self._kept()
+        m = check_positive_int(m, "m")
+        return np.repeat(np.asarray(mult), apportion(m, shares))
+
+    def _kept(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The multipliers and shares of the levels with a positive share."""
+        keep = [i for i, s in enumerate(self.shares) if s > 0]
+        return tuple(self.multipliers[i] for i in keep), tuple(self.shares[i] for i in keep)
 
 
 DEFAULT_PROTOCOL = BudgetProtocol()
@@ -266,6 +284,55 @@ def _single_item_rows(
             row.update(_score(true, est, n, ks))
             rows.append(row)
     return rows
+
+
+def expected_mse(
+    name: str,
+    eps: float,
+    m: int,
+    *,
+    protocol: BudgetProtocol = DEFAULT_PROTOCOL,
+    cache: SolutionCache | None = None,
+) -> float:
+    """Exact expected ``mse`` (per user) of a single-item mechanism over the protocol's budget draws.
+
+    A repeat of :func:`run_single_item` or :func:`run_budget_shares` places the protocol's level
+    sizes on uniformly random items, so item ``i`` is at level ``l`` with probability
+    ``m_l / m``.  Summing eq. (7), ``n g_i + c_i h_i``, over the items and averaging over the
+    placements gives ``sum_l m_l g_l + sum_l (m_l / m) h_l`` per user, whatever the counts (they
+    sum to ``n``): the mean over repeats of ``mse_theory``, and of ``mse``, tends to it.  It is
+    the MSE per user of one fixed placement (:meth:`BudgetProtocol.sorted_multipliers`) on
+    uniform counts.  RAPPOR and OUE run at ``eps`` (the minimum budget) and do not depend on
+    the draw.
+
+    Parameters
+    ----------
+    name
+        One of :data:`SINGLE_ITEM_MECHANISMS`.
+    eps
+        The minimum budget; item budgets are ``eps`` times the protocol's multipliers.
+    m
+        Number of items.
+    protocol, cache
+        As in :func:`run_single_item`.
+
+    Examples
+    --------
+    >>> round(expected_mse("OUE", 1.0, 100), 4)  # 100 * 4 e / (e - 1)^2 + 1
+    369.2694
+    >>> expected_mse("IDUE-opt0", 1.0, 100) < expected_mse("OUE", 1.0, 100)
+    True
+    """
+    (name,) = check_mechanism_names((name,), SINGLE_ITEM_MECHANISMS)
+    eps = check_epsilon(eps, "eps")
+    m = check_positive_int(m, "m")
+    if not isinstance(protocol, BudgetProtocol):
+        raise ValueError(f"protocol must be a BudgetProtocol, got {type(protocol).__name__}")
+    if cache is not None and not isinstance(cache, SolutionCache):
+        raise ValueError(f"cache must be a SolutionCache or None, got {type(cache).__name__}")
+    budgets = eps * protocol.sorted_multipliers(m)
+    oracle = _single_item_oracle(name, budgets, SolutionCache() if cache is None else cache)
+    return oracle.mse(np.ones(m)) / m
 
 
 def run_budget_shares(
