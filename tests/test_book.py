@@ -338,9 +338,10 @@ def _anchor_exists(page: Path, href: str) -> bool:
 
 
 def test_scorecard_renders_register(book_build: dict, probes: dict) -> None:
-    """Statuses are badges, evidence labels link to their sections, glued values and math render."""
+    """Statuses and data qualifiers are badges, evidence labels link, notes fold, glued values and math render."""
     bs4 = pytest.importorskip("bs4")
     from booktools import glue_references, load_claims
+    from booktools.register import DATA_QUALIFIERS, STATUS_DEFINITIONS
 
     claims = load_claims(REPO / "book" / "claims.yml")
     page = book_build["html"] / "book" / "scorecard.html"
@@ -349,12 +350,19 @@ def test_scorecard_renders_register(book_build: dict, probes: dict) -> None:
     assert len(tables) == 4, f"expected one register table per paper, found {len(tables)}"
     for table in tables + soup.select("table.scorecard-counts"):
         assert "pst-scrollable-table-container" in table.parent.get("class", []), "table not in a scroll container"
+    # the page defines exactly the statuses the register uses, in the register's words
+    text = _plain_quotes(probes["book/scorecard"]["text"])
+    for status in STATUS_DEFINITIONS:
+        assert status in text, f"status {status!r} not defined on the Scorecard"
+    assert "erratum" not in {c.status for c in claims}
     rows = {}
     for table in tables:
-        assert [th.get_text(strip=True) for th in table.select("thead th")] == ["claim", "statement", "note"]
+        assert [th.get_text(strip=True) for th in table.select("thead th")] == ["claim", "statement", "corrected result"]
         for tr in table.select("tbody tr"):
             cells = tr.find_all("td")
-            location, ident, _status = (par.get_text(" ", strip=True) for par in cells[0].find_all("p"))
+            parts = re.split(r"<br\s*/?>", cells[0].find("p").decode_contents())
+            location, ident, _status = (bs4.BeautifulSoup(part, "html.parser").get_text(" ", strip=True)
+                                        for part in parts)
             rows[ident] = (location, cells)
     assert set(rows) == {c.id for c in claims}
     problems = []
@@ -362,23 +370,27 @@ def test_scorecard_renders_register(book_build: dict, probes: dict) -> None:
         location, cells = rows[claim.id]
         if _plain_quotes(location) != claim.location:
             problems.append(f"{claim.id}: location shown as {location!r}")
-        badge = cells[0].select_one("span.sd-badge")
-        if badge is None or badge.get_text(strip=True) != claim.status:
-            problems.append(f"{claim.id}: status not shown as a badge")
+        badges = [b.get_text(strip=True) for b in cells[0].select("span.sd-badge")]
+        expected = [claim.status] + ([DATA_QUALIFIERS[claim.data][0]] if claim.data else [])
+        if badges != expected:
+            problems.append(f"{claim.id}: badges {badges}, expected {expected}")
         if claim.evidence:
             link = cells[0].select_one("a.reference.internal")
             if link is None or not _anchor_exists(page, link["href"]):
                 problems.append(f"{claim.id}: evidence {claim.evidence!r} is not a working link")
-        if (claim.note or "") and not cells[2].get_text(strip=True):
-            problems.append(f"{claim.id}: note missing")
+        note = cells[1].select_one("details.scorecard-note")
+        if bool(claim.note) != (note is not None and bool(note.get_text(strip=True))):
+            problems.append(f"{claim.id}: note {'missing' if claim.note else 'shown without one'}")
+        if (cells[2].get_text(strip=True) == "\u2014") != (not claim.corrected):
+            problems.append(f"{claim.id}: corrected result {'missing' if claim.corrected else 'shown without one'}")
     assert not problems, "\n".join(problems)
-    register_text = " ".join(str(c.statement) + " " + str(c.note or "") for c in claims)
+    register_text = " ".join(f"{c.statement} {c.note or ''} {c.corrected or ''}" for c in claims)
     n_math = len(re.findall(r"\$[^$\n]+\$", re.sub(r"\{[^}]+\}`[^`]*`", "", register_text)))
     n_math_html = sum(len(t.select("span.math")) for t in tables)
     assert n_math_html == n_math, f"{n_math} inline formulas in the register, {n_math_html} rendered as math"
     n_glue = len(glue_references(claims))
     n_pasted = sum(len(t.select("span.pasted-text")) for t in tables)
-    assert n_pasted == n_glue, f"{n_glue} glue references in the notes, {n_pasted} values pasted"
+    assert n_pasted == n_glue, f"{n_glue} glue references in the register, {n_pasted} values pasted"
     box = soup.select("div.claims-box")
     assert len(box) == 1 and box[0].select("span.sd-badge") and box[0].select("a.reference.internal")
     assert probes["book/scorecard"]["mjx"] >= n_math
@@ -391,23 +403,93 @@ def test_citations_resolved(book_build: dict) -> None:
 
 
 def test_execution_statistics_list_every_executed_chapter(book_build: dict) -> None:
-    """The execution-statistics page has one row per chapter with code, each executed without error.
+    """The execution page lists every chapter with code, in reading order, each run without error, and a total.
 
-    The table is MyST-NB's ``nb-exec-table``, filled by the build; a chapter missing from it (or
-    marked as failed) would mean the page no longer shows the cost of reproducing the book.
+    The table is filled by the book's extension (``booktools.execution``) from MyST-NB's record of
+    the build; a chapter missing from it (or marked as failed) would mean the page no longer shows
+    the cost of reproducing the book.
     """
     bs4 = pytest.importorskip("bs4")
     page = book_build["html"] / "book" / "execution.html"
     soup = bs4.BeautifulSoup(page.read_text(), "html.parser")
-    tables = soup.find_all("table")
+    tables = soup.select("article table")
     assert len(tables) == 1, f"expected the execution table, found {len(tables)} tables"
     header = [th.get_text(strip=True).lower() for th in tables[0].select("thead th")]
-    assert "document" in header[0] and any("run time" in h for h in header), header
-    rows = {tr.find("td").get_text(strip=True): [td.get_text(strip=True) for td in tr.find_all("td")]
-            for tr in tables[0].select("tbody tr")}
+    assert header[0] == "chapter" and "run time" in header and "status" in header, header
+    order, rows, total = [], {}, None
+    for tr in tables[0].select("tbody tr"):
+        cells = [td.get_text(strip=True) for td in tr.find_all("td")]
+        link = tr.select_one("a")
+        if cells[0] == "Total":
+            total = cells
+            continue
+        assert link is not None, f"row without a link to its chapter: {cells}"
+        doc = "book/" + link["href"].split("#")[0].removesuffix(".html").split("/")[-1]
+        order.append(doc)
+        rows[doc] = cells
+    assert total is not None, "no Total row"
     with_code = [doc for doc in CHAPTERS if "```{code-cell}" in (REPO / f"{doc}.md").read_text()]
     assert with_code, "no chapter with code cells found"
     missing = [doc for doc in with_code if doc not in rows]
     assert not missing, f"chapters missing from the execution table: {missing}; rows: {sorted(rows)}"
-    failed = {doc: cells for doc, cells in rows.items() if cells[-1] != "\u2705"}  # the check mark of success
+    assert order == [doc for doc in CHAPTERS if doc in rows], "rows are not in reading order"
+    failed = {doc: cells for doc, cells in rows.items() if cells[-1] != "\u2713"}  # the check mark of success
     assert not failed, failed
+
+
+# --------------------------------------------------------------------------- tables, weight, links
+#: Largest HTML page the book may write: links to data files, not the data, keep pages light
+#: (figures are separate image files).
+MAX_PAGE_BYTES = 1_500_000
+_RAW_CELL = re.compile(r"^(nan|NaN|None|inf|-inf|<NA>|NaT)$")
+
+
+def _soup(book_build: dict, doc: str):
+    bs4 = pytest.importorskip("bs4")
+    return bs4.BeautifulSoup((book_build["html"] / f"{doc}.html").read_text(), "html.parser")
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_tables_are_readable(book_build: dict, doc: str) -> None:
+    """No pandas HTML table, no raw NaN/None/inf cell, no pandas index header in any page."""
+    soup = _soup(book_build, doc)
+    article = soup.select_one("article.bd-article") or soup
+    problems = [f"pandas table (class dataframe) near {t.find_previous(['h1', 'h2', 'h3']).get_text(strip=True)[:60]!r}"
+                for t in article.select("table.dataframe")]
+    for table in article.select("table"):
+        for cell in table.select("td, th"):
+            text = cell.get_text(strip=True)
+            if _RAW_CELL.match(text):
+                problems.append(f"cell {text!r} in a table near "
+                                f"{(table.find_previous(['h1', 'h2', 'h3']) or soup).get_text(strip=True)[:60]!r}")
+    assert not problems, f"{doc}:\n" + "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_is_light_and_its_download_links_resolve(book_build: dict, doc: str) -> None:
+    page = book_build["html"] / f"{doc}.html"
+    size = page.stat().st_size
+    assert size <= MAX_PAGE_BYTES, f"{doc}.html is {size:,} bytes (limit {MAX_PAGE_BYTES:,}): embedded data?"
+    soup = _soup(book_build, doc)
+    problems = []
+    for link in soup.select("a[href^='data:']"):
+        problems.append(f"embedded data link {link.get_text(strip=True)[:60]!r}")
+    for link in soup.select("a[download]"):
+        target = (page.parent / link["href"]).resolve()
+        if not target.is_file():
+            problems.append(f"download link {link['href']!r} points to no file of the site")
+    assert not problems, f"{doc}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("doc", [doc for doc in CHAPTERS if not doc.startswith(("book/api/", "book/scorecard",
+                                                                                 "book/artifact", "book/execution",
+                                                                                 "book/bibliography"))
+                                 and doc != "book/intro"])
+def test_book_numbers_are_chapter_prefixed(book_build: dict, doc: str) -> None:
+    """The book's own figures, tables and theorems read "Fig. 4.2", never a bare "Fig. 2" (the papers' style)."""
+    soup = _soup(book_build, doc)
+    article = soup.select_one("article.bd-article") or soup
+    numbers = [span.get_text(" ", strip=True) for span in article.select("span.caption-number")]
+    numbers += [title.get_text(" ", strip=True).split("(")[0] for title in article.select("div.proof > p.admonition-title")]
+    bare = [n for n in numbers if re.search(r"\b(Fig\.|Table|Theorem|Lemma|Proposition|Corollary|Definition|Example|Remark)\s+\d+(?!\.\d)", n)]
+    assert not bare, f"{doc}: numbers without the chapter prefix: {bare[:10]}"

@@ -17,7 +17,11 @@ Modules, one concern each:
   claims boxes);
 * :mod:`booktools.artifact`: the Artifact page's tables;
 * :mod:`booktools.chapters`: what the chapters call (the experiment map, the caption facts to
-  glue, the download links under every figure).
+  glue, the download links under every figure);
+* :mod:`booktools.tables`: the one way a chapter shows a table (:func:`show_table`);
+* :mod:`booktools.coverage`: which data each of the papers' figures ran on in this build;
+* :mod:`booktools.execution` and :mod:`booktools.citations`: the book's Sphinx extensions (the
+  execution table in reading order; distinct citation labels for two works of one author-year).
 """
 
 from __future__ import annotations
@@ -34,14 +38,38 @@ from .chapters import (
 )
 from .labels import BOOK_DIR, BookLabel, book_labels
 from .markup import GlueReference, parse_glue_reference
-from .register import KINDS, PAPERS, REGISTER, STATUSES, Claim, glue_references, load_claims, validate_claims
-from .render import PAPER_TITLES, STATUS_BADGES, chapter_box, myst_inline, register_table, summary_table
+from .register import (
+    CORRECTED_STATUSES,
+    DATA_QUALIFIERS,
+    KINDS,
+    PAPERS,
+    REGISTER,
+    STATUS_DEFINITIONS,
+    STATUSES,
+    Claim,
+    glue_references,
+    load_claims,
+    validate_claims,
+)
+from .render import (
+    PAPER_TITLES,
+    STATUS_BADGES,
+    chapter_box,
+    myst_inline,
+    register_table,
+    status_definitions,
+    summary_table,
+)
 from .sources import chapter_glue_keys, check_glue_references
+from .coverage import coverage_by_data, coverage_frame
+from .tables import format_value, show_table, table_markdown
 
 __all__ = [
     "BOOK_DIR",
     "BookLabel",
+    "CORRECTED_STATUSES",
     "Claim",
+    "DATA_QUALIFIERS",
     "GlueReference",
     "KINDS",
     "PAPERS",
@@ -49,6 +77,7 @@ __all__ = [
     "REGISTER",
     "STATUSES",
     "STATUS_BADGES",
+    "STATUS_DEFINITIONS",
     "artifact_table",
     "book_labels",
     "chapter_box",
@@ -68,6 +97,12 @@ __all__ = [
     "myst_inline",
     "parse_glue_reference",
     "register_table",
+    "status_definitions",
     "summary_table",
     "validate_claims",
+    "coverage_by_data",
+    "coverage_frame",
+    "format_value",
+    "show_table",
+    "table_markdown",
 ]
