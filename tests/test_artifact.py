@@ -185,6 +185,7 @@ def test_no_data_csv_rows_are_complete(no_data_run) -> None:
 
 def test_artifact_page_tables_cover_every_item_and_dataset() -> None:
     from booktools import STATUS_BADGES, artifact_table, claim_id, data_table, load_claims
+    from booktools.render import claim_badges
     from ldpkit.experiments import artifact
 
     items = artifact.artifact_items()
@@ -200,7 +201,9 @@ def test_artifact_page_tables_cover_every_item_and_dataset() -> None:
     table = artifact_table(items, claims.values())
     assert table.count("\n* - ") == len(items) + 1
     for eid, claim in registered.items():  # its verdict is the register's
-        assert f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}` ({claim.id})" in table, eid
+        # the status badge, then the data qualifier's badge when the verdict rests on a stand-in
+        assert f"{claim_badges(claim)} ({claim.id})" in table, eid
+        assert claim_badges(claim).startswith(f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}`"), eid
     rows = artifact.data_availability()
     assert [r["dataset"] for r in rows] == [info.name for info in DATASETS.values()]
     assert data_table(rows).count("\n* - ") == len(rows) + 1

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .labels import BookLabel
 from .register import Claim
-from .render import list_table, status_badge
+from .render import claim_badges, list_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ldpkit.experiments.artifact import ArtifactItem
@@ -66,7 +66,7 @@ def artifact_table(items: Sequence[ArtifactItem], claims: Iterable[Claim] = (),
         role = getattr((labels or {}).get(it.section or ""), "role", "ref")
         where = f"{{{role}}}`{it.item} <{it.section}>`" if it.section else it.item
         claim = by_id.get(claim_id(it.id) or "")
-        verdict = f"{status_badge(claim.status)} ({claim.id})" if claim is not None else "not a claim"
+        verdict = f"{claim_badges(claim)} ({claim.id})" if claim is not None else "not a claim"
         rows.append([f"{it.paper}: {where}", f"`{it.command}`", _seconds(it.seconds), it.data, verdict])
     header = ["paper item", "command", "time (reference machine)", "data of the reference run", "the book's verdict"]
     return list_table(None, header, [[cell.replace("\n", " ") for cell in row] for row in rows],

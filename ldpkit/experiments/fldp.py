@@ -245,7 +245,8 @@ def fhr_verdicts(frame: Any, metric: str, *, rivals: Sequence[str] = PAPER_RIVAL
 
     The test is stated, never read off a figure (:mod:`ldpkit.experiments.verdicts`):
 
-    * ``se``: the exact expected squared errors (column ``se_theory``), :func:`~ldpkit.experiments.verdicts.exact_verdict`;
+    * ``se``: the exact expected squared errors (column ``se_theory``),
+      :func:`~ldpkit.experiments.verdicts.exact_verdict`;
     * ``kld``, ``re``, ``ncr``: the runs paired by ``repeat`` (the same data and stream index),
       :func:`~ldpkit.experiments.verdicts.paired_verdict` with ``z`` standard errors (default
       :data:`~ldpkit.experiments.verdicts.VERDICT_Z`); ``ncr`` is a score (higher is better);

@@ -282,7 +282,8 @@ def draw_metric(data: ExperimentData, metric: str) -> matplotlib.figure.Figure:
     for axes, frame in zip(rows, data.parts.values()):
         means = frame.groupby(["mechanism", "k", "epsilon"])[[metric, "se_theory"]].mean()
         drawn = list(dict.fromkeys(frame["mechanism"]))  # the paper's order (FHR first), then any other
-        mechanisms = [m for m in style.COLORS["fldp"] if m in drawn] + [m for m in drawn if m not in style.COLORS["fldp"]]
+        known = style.COLORS["fldp"]
+        mechanisms = [m for m in known if m in drawn] + [m for m in drawn if m not in known]
         for ax, k in zip(axes, ks):
             strip = False
             for mech in mechanisms:
