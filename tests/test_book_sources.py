@@ -263,3 +263,19 @@ def test_paper_titles_agree_with_the_part_captions() -> None:
 
     captions = [part["caption"] for part in yaml.safe_load((REPO / "_toc.yml").read_text())["parts"]]
     assert all(title in captions for title in PAPER_TITLES.values()), (PAPER_TITLES, captions)
+
+
+_OWN_FIGURE = re.compile(r"plt\.subplots\(|plt\.figure\(|figsize\s*=|\bFigure\(|rcParams\[")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_figures_use_the_book_style(path: Path) -> None:
+    """A chapter draws through ``ldpkit.experiments.style`` (its figure size, fonts and colours), never its own.
+
+    The style module's own settings are tested in tests/test_style.py, where every registered
+    figure is drawn and audited; a chapter that built its figure with pyplot or a figsize of its
+    own would escape those checks.
+    """
+    problems = [f"line {cell.line}: {m.group(0)}" for cell in code_cells(path.read_text())
+                for m in [_OWN_FIGURE.search("\n".join(cell.body))] if m]
+    assert not problems, f"{path.name}: figures must come from style.figure / style.row_figure: {problems}"
