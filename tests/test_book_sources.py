@@ -279,3 +279,78 @@ def test_chapter_figures_use_the_book_style(path: Path) -> None:
     problems = [f"line {cell.line}: {m.group(0)}" for cell in code_cells(path.read_text())
                 for m in [_OWN_FIGURE.search("\n".join(cell.body))] if m]
     assert not problems, f"{path.name}: figures must come from style.figure / style.row_figure: {problems}"
+
+
+# --------------------------------------------------------------------------- formal blocks (issue 22)
+_FORMAL = ("prf:theorem", "prf:lemma", "prf:proposition", "prf:corollary")
+
+
+def _formal_segments(text: str) -> list[tuple[Block, list[Block], list[Block]]]:
+    """Each formal block with the proofs and code cells that follow it, up to the next formal block."""
+    blocks = directives(text)
+    formal = [i for i, b in enumerate(blocks) if b.name in _FORMAL]
+    out = []
+    for n, i in enumerate(formal):
+        stop = formal[n + 1] if n + 1 < len(formal) else len(blocks)
+        # nested directives (inside the statement) come right after it in source order; skip them
+        following = [b for b in blocks[i + 1 : stop] if b.line > blocks[i].line + len(blocks[i].body) + 1]
+        out.append((blocks[i], [b for b in following if b.name == "prf:proof"],
+                    [b for b in following if b.name == "code-cell"]))
+    return out
+
+
+def _symbolic(cell: Block) -> bool:
+    source = "\n".join(cell.body)
+    return bool(re.search(r"\bsp\.|\bsympy\b", source)) and re.search(r"^\s*assert\b", source, re.M) is not None
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_formal_block_is_derived_or_names_its_method(path: Path) -> None:
+    """A theorem, lemma, proposition or corollary is followed, before the next one, by a sympy
+    derivation ending in an assert, or its proof names a non-symbolic method (``*Method:*``) and
+    a cell ending in an assert performs it."""
+    problems = []
+    for block, proofs, cells in _formal_segments(path.read_text()):
+        label = block.options.get("label", f"line {block.line}")
+        if any(_symbolic(cell) for cell in cells):
+            continue
+        named = any(line.lstrip().startswith("*Method:*") for proof in proofs for line in proof.body)
+        checked = any(re.search(r"^\s*assert\b", "\n".join(cell.body), re.M) for cell in cells)
+        if not (named and checked):
+            problems.append(f"{label}: no sympy derivation, and " +
+                            ("no cell asserting its method" if named else "no *Method:* in its proof"))
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+def _section_text(label: str) -> str | None:
+    """The source from the target ``(label)=`` to the next heading of the same or a higher level."""
+    for path in sorted(BOOK.glob("*.md")):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if line.strip() == f"({label})=" and i + 1 < len(lines) and lines[i + 1].startswith("#"):
+                level = len(lines[i + 1]) - len(lines[i + 1].lstrip("#"))
+                end = next((j for j in range(i + 2, len(lines))
+                            if re.match(rf"^#{{1,{level}}} ", lines[j])), len(lines))
+                return "\n".join(lines[i:end])
+    return None
+
+
+def test_scorecard_evidence_of_formal_claims_leads_to_a_derivation() -> None:
+    """The register's evidence for a theorem, lemma, proposition or corollary is the book's formal
+    block, which the test above holds to a derivation or a named method, or a section holding a
+    sympy derivation cell."""
+    from booktools import load_claims
+
+    formal = {block.options["label"] for path in BOOK.glob("*.md") for block in directives(path.read_text())
+              if block.name in _FORMAL and "label" in block.options}
+    problems = []
+    for claim in load_claims():
+        if claim.kind not in ("theorem", "lemma", "proposition", "corollary") or not claim.evidence:
+            continue
+        if claim.evidence in formal:
+            continue
+        section = _section_text(claim.evidence)
+        if section is None or not any(_symbolic(cell) for cell in code_cells(section)):
+            problems.append(f"{claim.id}: evidence {claim.evidence!r} is neither a formal block nor a section "
+                            "with a sympy derivation")
+    assert not problems, "\n".join(problems)
