@@ -195,6 +195,14 @@ def _entry_name(index: int, entry: Any) -> str:
     return f"claim entry {index}"
 
 
+def _check_line(name: str, field: str, text: str, limit: int) -> None:
+    """A register field that must be one line of at most ``limit`` characters."""
+    if "\n" in text.strip() or "\r" in text:
+        raise ValueError(f"{name}: {field} must be a single line")
+    if len(text) > limit:
+        raise ValueError(f"{name}: {field} has {len(text)} characters, more than the limit {limit}")
+
+
 def _check_entry(index: int, entry: Any) -> Claim:
     name = _entry_name(index, entry)
     if not isinstance(entry, Mapping):
@@ -220,13 +228,7 @@ def _check_entry(index: int, entry: Any) -> Claim:
         raise ValueError(f"{name}: unknown status {entry['status']!r}{retired}; expected one of {STATUSES}")
 
     statement = entry["statement"]
-    if "\n" in statement.strip() or "\r" in statement:
-        raise ValueError(f"{name}: statement must be a single line")
-    if len(statement) > MAX_STATEMENT_LENGTH:
-        raise ValueError(
-            f"{name}: statement has {len(statement)} characters, "
-            f"more than the limit {MAX_STATEMENT_LENGTH}"
-        )
+    _check_line(name, "statement", statement, MAX_STATEMENT_LENGTH)
 
     evidence = entry["evidence"]
     if evidence is not None and (not isinstance(evidence, str) or not evidence.strip()):
@@ -249,13 +251,7 @@ def _check_entry(index: int, entry: Any) -> Claim:
             f"{name}: status {entry['status']!r} needs the corrected result (field 'corrected')"
         )
     if corrected is not None:
-        if "\n" in corrected.strip() or "\r" in corrected:
-            raise ValueError(f"{name}: corrected must be a single line")
-        if len(corrected) > MAX_CORRECTED_LENGTH:
-            raise ValueError(
-                f"{name}: corrected has {len(corrected)} characters, "
-                f"more than the limit {MAX_CORRECTED_LENGTH}"
-            )
+        _check_line(name, "corrected", corrected, MAX_CORRECTED_LENGTH)
 
     data = entry.get("data")
     if data is not None and data not in DATA_QUALIFIERS:
