@@ -32,6 +32,8 @@ CONTEXT = {
     "budgets": lambda d: np.linspace(0.5, 2.0, d),
     "alpha": lambda d: 0.5,
     "delta": lambda d: 0.05,
+    # distinct budgets per ordered pair, asymmetric: every pair of the context-aware notion differs
+    "matrix": lambda d: 0.5 + np.arange(d * d, dtype=float).reshape(d, d) / (d * d),
 }
 
 
@@ -119,13 +121,13 @@ def test_tightest_is_the_boundary_of_check_for_every_notion() -> None:
 
 def test_notion_objects_are_uniform() -> None:
     for notion in registered_notions():
-        assert notion.required[0] == notion.budget and notion.budget in ("epsilon", "budgets")
-        assert notion.scale == (notion.budget == "budgets")
+        assert notion.required[0] == notion.budget and notion.budget in accountant.BUDGET_KINDS
+        assert notion.scale == (notion.budget != "epsilon")
         assert notion.label.startswith("def-")
         with pytest.raises(ValueError, match="cannot check"):
             other = next(n for n in registered_notions() if n.name != notion.name)
             ch = ExplicitChannel(np.full((3, 3), 1 / 3))
-            notion.check(ch, other.guarantee(**{**context_for(other, ch), other.budget: 1.0 if not other.scale else np.ones(3)}))
+            notion.check(ch, other.guarantee(**{**context_for(other, ch), other.budget: 1.0 if not other.scale else np.ones(3 if other.budget == "budgets" else (3, 3))}))
 
 
 # ------------------------------------------------------------------------------ a notion from outside

@@ -98,10 +98,13 @@ def test_optional_fields_stay_none() -> None:
     # one column per registered notion with a profile key, and a verdict per scale notion
     keys = {n.profile_key for n in accountant.registered_notions() if n.profile_key}
     assert keys == {"ldp_epsilon", "minid_scale", "ipldp_scale", "uldp_epsilon", "lip_epsilon", "mutual_information",
-                    "fldp_epsilon"}
-    assert set(prof.as_dict()) == keys | {"minid_satisfied", "ipldp_satisfied", "sensitive"}
+                    "fldp_epsilon", "context_aware_scale"}
+    assert set(prof.as_dict()) == keys | {"minid_satisfied", "ipldp_satisfied", "context_aware_satisfied", "sensitive"}
     assert all(prof.as_dict()[k] is None for k in keys - {"ldp_epsilon"})
     assert privacy_profile(GRR(3, 1.0), sensitive=[0]).uldp_epsilon == pytest.approx(1.0)
+    # the context-aware column needs its matrix of pairwise budgets
+    M = accountant.pairwise_budgets(3, budgets=[0.5, 2.0, 2.0])
+    assert privacy_profile(GRR(3, 1.0), matrix=M).context_aware_scale == pytest.approx(2.0)
 
 
 def test_non_square_channel_has_no_ipldp() -> None:

@@ -13,7 +13,10 @@ exposing ``.channel()``.  Each notion is its own module:
 * :mod:`~ldpkit.accountant.lip` and :mod:`~ldpkit.accountant.mip` -- LIP and MIP (Jiang,
   Li, Tandon, Definitions 2-3; LIP chapter, :prf:ref:`def-lip` and :prf:ref:`def-mip`);
 * :mod:`~ldpkit.accountant.fldp` -- FLDP (Zhao et al.), reconstructed from the prose
-  (FLDP chapter, :prf:ref:`def-fldp`).
+  (FLDP chapter, :prf:ref:`def-fldp`);
+* :mod:`~ldpkit.accountant.context_aware` -- context-aware LDP, one budget per ordered pair
+  (Acharya et al., ICML 2020), which contains LDP, ID-LDP and MinID-LDP (Synthesis chapter,
+  :prf:ref:`def-context-aware`).
 
 Each notion module builds one typed :class:`Notion` object (:data:`LDP`, :data:`IDLDP`,
 :data:`MINIDLDP`, :data:`IPLDP`, :data:`ULDP`, :data:`LIP`, :data:`MIP`, :data:`FLDP`): its
@@ -64,9 +67,10 @@ rounding, and must be reported as satisfying it; a genuine violation of relative
 from __future__ import annotations
 
 # notions register in this order, which is the order of the privacy profile's columns
-from . import ldp, idldp, ipldp, uldp, lip, mip, fldp, profile  # isort: skip
+from . import ldp, idldp, ipldp, uldp, lip, mip, fldp, context_aware, profile  # isort: skip
 from ._core import __all__ as _core_names
 from ._core import *  # noqa: F403 - the package re-exports each module's public names
+from .context_aware import *  # noqa: F403
 from .fldp import *  # noqa: F403
 from .idldp import *  # noqa: F403
 from .ipldp import *  # noqa: F403
@@ -85,5 +89,6 @@ __all__ = [
     *lip.__all__,
     *mip.__all__,
     *fldp.__all__,
+    *context_aware.__all__,
     *profile.__all__,
 ]

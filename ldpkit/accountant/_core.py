@@ -36,6 +36,7 @@ __all__ = [
     "REL_TOL",
     "MAX_ENUM_CELLS",
     "AccountingError",
+    "BUDGET_KINDS",
     "ChannelLike",
     "CheckResult",
     "ClosedForms",
@@ -381,6 +382,10 @@ class CheckResult:
 _R = TypeVar("_R", bound=CheckResult, covariant=True)
 
 
+#: what carries a notion's budget: one number, one per item, or one per ordered pair of items
+BUDGET_KINDS = ("epsilon", "budgets", "matrix")
+
+
 @dataclass(frozen=True)
 class Notion(Generic[_R]):
     """A privacy notion: its parameters, its tightest value and its check, computed in one place.
@@ -394,17 +399,17 @@ class Notion(Generic[_R]):
     name
         The notion's name in guarantees (``"ldp"``, ``"minid-ldp"``, ...).
     budget
-        The parameter that carries the budget: ``"epsilon"`` (a number) or ``"budgets"`` (one
-        per item).
+        The parameter that carries the budget: ``"epsilon"`` (a number), ``"budgets"`` (one
+        per item) or ``"matrix"`` (one per ordered pair of items, the context-aware notion).
     context
         The other parameters a guarantee must state (``("sensitive",)``, ``("prior",)``, ...).
     optional
         Parameters a guarantee may state (with defaults).
     scale
         ``False``: :meth:`tightest` returns the smallest budget the channel satisfies.
-        ``True`` (per-item budgets): it returns the smallest factor ``s`` such that the channel
-        satisfies the budgets scaled by ``s``, so the channel satisfies the budgets exactly
-        when ``s <= 1``.
+        ``True`` (per-item or per-pair budgets): it returns the smallest factor ``s`` such that the
+        channel satisfies the budgets scaled by ``s``, so the channel satisfies the budgets
+        exactly when ``s <= 1``.
     profile_key
         Name of the notion's column in :class:`~ldpkit.accountant.PrivacyProfile` (``None``:
         not reported there).
@@ -444,12 +449,12 @@ class Notion(Generic[_R]):
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a notion needs a non-empty name, got {describe(self.name)}")
-        if self.budget not in ("epsilon", "budgets"):
-            raise ValueError(f"budget of {self.name!r} must be 'epsilon' or 'budgets', got {describe(self.budget)}")
+        if self.budget not in BUDGET_KINDS:
+            raise ValueError(f"budget of {self.name!r} must be one of {BUDGET_KINDS}, got {describe(self.budget)}")
         if not callable(self.check_fn) or not callable(self.tightest_fn):
             raise ValueError(f"notion {self.name!r} needs callable check_fn and tightest_fn")
-        if self.scale != (self.budget == "budgets"):
-            raise ValueError(f"notion {self.name!r}: a scale notion is one with per-item budgets (and only those)")
+        if self.scale != (self.budget != "epsilon"):
+            raise ValueError(f"notion {self.name!r}: a scale notion is one with per-item or per-pair budgets (and only those)")
 
     @property
     def required(self) -> tuple[str, ...]:
