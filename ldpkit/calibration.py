@@ -255,12 +255,20 @@ class Calibration:
         return f"Calibration({self.family} under {self.contract.name}: t={self.parameter:.12g}, {self.method})"
 
 
-def _keeps(fam: CalibrationFamily, contract: Contract, t: float) -> bool:
-    return contract.satisfied(fam.build(contract, t))
-
-
 def _callable_rule(contract: Contract) -> bool:
     return "r" in contract.params and not isinstance(contract.params["r"], str)
+
+
+#: the search accepts a member whose scale is at most ``1 + _SEARCH_TOL`` (far inside the accountant's tolerance,
+#: so that the calibrated member sits at the promise's boundary and not at the tolerance's)
+_SEARCH_TOL = 1e-12
+
+
+def _keeps(fam: CalibrationFamily, contract: Contract, t: float) -> bool:
+    mech = fam.build(contract, t)
+    if _callable_rule(contract):
+        return contract.satisfied(mech)
+    return contract.scale(mech) <= 1.0 + _SEARCH_TOL
 
 
 def _scale(fam: CalibrationFamily, contract: Contract, t: float) -> float:
