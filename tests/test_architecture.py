@@ -46,9 +46,13 @@ ALLOWED: dict[str, set[str]] = {
     "idue": ORACLES | {"unary", "padding"},
     "datasets": {"_rng", "_validation", "sets"},
     "mechanisms": MECHANISMS | {"_validation"},
+    "contracts": {"_validation", "accountant"},
+    "calibration": MECHANISMS | {"_validation", "accountant", "contracts"},
+    "notion_map": MECHANISMS | {"_rng", "_validation", "accountant", "channels", "contracts", "mechanisms"},
     "streaming": {"_rng", "_validation", "base"},
     "testing": ORACLES | MECHANISMS,
-    "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms"},
+    "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "contracts", "calibration",
+                                           "notion_map"},
     "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "experiments"},
 }
 #: the book's own tooling (``book/booktools``): it imports the kit, the kit never imports it

@@ -307,7 +307,10 @@ class ExperimentResult:
             users = sizes.get(label) if isinstance(sizes, Mapping) else None
             counted = isinstance(users, numbers.Integral) and not isinstance(users, bool)
             names.append(f"{label} (n = {int(cast(int, users)):,})" if counted else label)
-        data = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        if not names:  # an experiment on no dataset (exact computations)
+            data = "no dataset"
+        else:
+            data = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         return {
             "item": self.experiment.item,
             "data": data,
