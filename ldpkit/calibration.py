@@ -332,6 +332,14 @@ def calibrate(family: str | CalibrationFamily, contract: Contract) -> Calibratio
         t_own = fam.own(contract)
         if t_own is not None:
             return Calibration(fam.name, contract, fam.build(contract, t_own), float(t_own), "own optimiser")
+    try:
+        return _search(fam, contract)
+    except accountant.AccountingError as err:  # a channel too large to enumerate, with no closed form
+        return _none(fam, contract, f"the accountant cannot compute the promise for this channel: {err}")
+
+
+def _search(fam: CalibrationFamily, contract: Contract) -> Calibration:
+    """The family's own optimiser, else the largest accepted parameter (see :func:`calibrate`)."""
     t_lo, t_hi = fam.range_for(contract)
     t = min(max(float(fam.initial(contract)), t_lo), t_hi)
     channel = accountant.as_channel(fam.build(contract, t))

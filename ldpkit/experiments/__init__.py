@@ -14,7 +14,9 @@ The four paper families are ID-LDP (``gu2020idldp``), IPLDP (``li2023ipldp``), F
   :class:`RunConfig`; :func:`run` runs one by id.  Each paper family registers its experiments
   from its own module (:mod:`ldpkit.experiments.idldp_figures`,
   :mod:`ldpkit.experiments.ipldp_figures`, :mod:`ldpkit.experiments.fldp_figures`,
-  :mod:`ldpkit.experiments.lip_figures`), imported here;
+  :mod:`ldpkit.experiments.lip_figures`), imported here, and so do the companion's own
+  synthesis results (:mod:`ldpkit.experiments.synthesis_map`, the map of notions, and
+  :mod:`ldpkit.experiments.synthesis`, every family calibrated to one promise);
 * :class:`RunConfig` (:mod:`ldpkit.experiments.config`): repeats, seed, data scale, progress
   and parallel workers of a run, validated once.
 
@@ -59,6 +61,8 @@ from . import (
     provenance,
     registry,
     style,
+    synthesis,
+    synthesis_map,
 )
 from .comparison import Comparison
 from .config import RunConfig, subsample
@@ -98,6 +102,8 @@ __all__ = [
     "lip_figures",
     "lip_paper",
     "provenance",
+    "synthesis",
+    "synthesis_map",
     "ids",
     "list_experiments",
     "register",
