@@ -83,7 +83,7 @@ class Contract:
 
     @property
     def sensitive(self) -> Optional[np.ndarray]:
-        """The sensitive items (IPLDP: the items with a finite budget; ULDP: as given), else ``None``."""
+        """The sensitive items, for IPLDP those with a finite budget and for ULDP as given; ``None`` for the other notions."""
         p = self.guarantee.params
         if "sensitive" in p:
             return sensitive_indices(p["sensitive"], self.d)

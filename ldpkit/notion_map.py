@@ -113,7 +113,7 @@ PROVED: Mapping[tuple[str, str], str] = {
     ("LIP", "MIP"): "prop-lip-mip",
 }
 
-#: implications at another parameter: (source, target) -> (factor on eps, text)
+#: implications at another parameter, as (source, target) -> (factor on eps, text)
 PARAMETER_MAPS: Mapping[tuple[str, str], tuple[float, str]] = {
     ("LIP", b): (2.0, f"LIP(eps) => {b}(2 eps) (thm-lip-ldp)") for b in (*PAIRWISE, "ULDP", "FLDP")
 }
@@ -156,7 +156,7 @@ class Scenario:
     n_random
         Random channels per fitted notion in the pool.
 
-    The default has ``d = 8`` with ``S = {0, 1}`` and the two sensitive items the rarest: with six
+    The default has ``d = 8`` with ``S = {0, 1}`` and the two sensitive items the rarest; with six
     non-sensitive items an IPLDP channel can leak more than ``eps`` nats
     (:func:`ipldp_extremal_channel`, the witness against MIP; the chapter's :ref:`sec-synthesis-map`).
 
@@ -238,7 +238,7 @@ class Member:
         return get_notion(self.guarantee.notion).applies_to(ch)
 
     def value(self, ch: Channel) -> float:
-        """The tightest parameter of ``ch`` under this notion, in the unit of :attr:`reference`."""
+        """The tightest parameter of ``ch`` under this notion, in the unit of ``reference``."""
         notion = get_notion(self.guarantee.notion)
         if not notion.applies_to(ch):
             return math.inf
@@ -378,7 +378,7 @@ class Candidate:
 
     @property
     def rank(self) -> int:
-        """Preference as a witness: the kit's mechanisms first, then constructed, then random channels."""
+        """Preference as a witness (lower first): the kit's mechanisms, then constructed, then random channels."""
         return {"mechanism": 0, "constructed": 1, "random": 2}[self.kind]
 
 
@@ -706,7 +706,7 @@ def candidate_pool(scenario: Scenario, members: Sequence[Member] | None = None, 
                    matrices: Mapping[str, np.ndarray] | None = None) -> tuple[Candidate, ...]:
     """The channels the map searches for witnesses and tests every implication on.
 
-    * the kit's mechanisms at the scenario's ``d``, at every budget of :data:`BUDGET_GRID` times
+    * the kit's mechanisms at the scenario's ``d``, at every budget of ``BUDGET_GRID`` times
       ``eps``: GRR, OUE, RAPPOR, OLH, HR, FHR, uRR (sensitive set ``S``), IPRR (``eps`` on ``S``),
       the k-ary Opt-LIP channel under the prior (and IPRR at multiples of ``E`` when
       ``matrices`` are given);

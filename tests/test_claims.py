@@ -628,7 +628,7 @@ def test_real_register_glue_references_resolve(real_claims):
     refs = glue_references(real_claims)
     assert len(refs) >= 20  # the ID-LDP notes quote computed values through glue
     chapters = {"idldp.md", "idldp_experiments.md", "ipldp.md", "ipldp_experiments.md", "lip.md", "fldp.md",
-                "fldp_experiments.md", "lip_experiments.md"}
+                "fldp_experiments.md", "lip_experiments.md", "synthesis.md"}
     assert {ref.doc for _, ref in refs} <= chapters
     check_glue_references(real_claims)
 

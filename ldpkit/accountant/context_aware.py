@@ -6,7 +6,8 @@ every output ``y``; ``M[x, x'] = inf`` leaves the pair unconstrained and the dia
 Its tightest parameter is the channel's pairwise log-ratio matrix
 (:func:`~ldpkit.accountant.pairwise_log_ratio`), and every pairwise notion is a special case:
 eps-LDP is the constant matrix ``eps``, E-ID-LDP with pair rule ``r`` is
-``M[x, x'] = r(eps_x, eps_x')`` and MinID-LDP its ``min`` case (:func:`pairwise_budgets`).
+``M[x, x'] = r(eps_x, eps_x')`` and MinID-LDP its ``min`` case
+(:func:`~ldpkit.accountant.pairwise_budgets`).
 Synthesis chapter, :prf:ref:`def-context-aware` and :prf:ref:`prop-pairwise-special-cases`.
 """
 
