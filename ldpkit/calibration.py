@@ -39,7 +39,6 @@ True
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import accountant
+from ._registry import Registry
 from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, describe
 from .contracts import Contract
 
@@ -128,37 +128,29 @@ class CalibrationFamily:
             raise ValueError(f"family {self.name!r} needs 0 < lo < hi, got lo={self.lo!r}, hi={self.hi!r}")
 
 
-_FAMILIES: dict[str, CalibrationFamily] = {}
+_FAMILIES: Registry[CalibrationFamily] = Registry("calibration family")
 
 
 def register_family(family: CalibrationFamily) -> CalibrationFamily:
     """Add a family to the calibration registry (an existing name is an error); returns it."""
     if not isinstance(family, CalibrationFamily):
         raise ArgumentTypeError(f"expected a CalibrationFamily, got {describe(family)}")
-    if family.name in _FAMILIES:
-        raise ValueError(f"calibration family {family.name!r} is already registered")
-    _FAMILIES[family.name] = family
-    return family
+    return _FAMILIES.add(family.name, family)
 
 
 def unregister_family(name: str) -> None:
     """Remove a family (tests that register their own clean up with this)."""
-    get_family(name)
-    del _FAMILIES[name]
+    _FAMILIES.remove(name)
 
 
 def families() -> tuple[CalibrationFamily, ...]:
     """Every registered calibration family, in registration order."""
-    return tuple(_FAMILIES.values())
+    return _FAMILIES.values()
 
 
 def get_family(name: str) -> CalibrationFamily:
     """The registered family called ``name``; an unknown name lists the close matches."""
-    if isinstance(name, str) and name in _FAMILIES:
-        return _FAMILIES[name]
-    close = difflib.get_close_matches(str(name), list(_FAMILIES), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; registered: {', '.join(_FAMILIES)}"
-    raise ValueError(f"unknown calibration family {describe(name)}{hint}")
+    return _FAMILIES.get(name)
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ True
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
+
+from ._registry import Registry
 
 __all__ = [
     "BudgetSweep",
@@ -164,37 +165,29 @@ class MechanismSpec:
         return () if self.sweeps is None else tuple(self.sweeps())
 
 
-_REGISTRY: dict[str, MechanismSpec] = {}
+_REGISTRY: Registry[MechanismSpec] = Registry("mechanism")
 
 
 def register_mechanism(spec: MechanismSpec) -> MechanismSpec:
     """Add a family to the registry (an existing name is an error); returns ``spec``."""
     if not isinstance(spec, MechanismSpec):
         raise ValueError(f"expected a MechanismSpec, got {spec!r}")
-    if spec.name in _REGISTRY:
-        raise ValueError(f"mechanism {spec.name!r} is already registered")
-    _REGISTRY[spec.name] = spec
-    return spec
+    return _REGISTRY.add(spec.name, spec)
 
 
 def unregister_mechanism(name: str) -> None:
     """Remove a family (tests that register their own mechanism clean up with this)."""
-    get_mechanism(name)
-    del _REGISTRY[name]
+    _REGISTRY.remove(name)
 
 
 def get_mechanism(name: str) -> MechanismSpec:
     """The registered family called ``name``; an unknown name lists the close matches."""
-    if isinstance(name, str) and name in _REGISTRY:
-        return _REGISTRY[name]
-    close = difflib.get_close_matches(str(name), list(_REGISTRY), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; registered: {', '.join(_REGISTRY)}"
-    raise ValueError(f"unknown mechanism {name!r}{hint}")
+    return _REGISTRY.get(name)
 
 
 def registered_mechanisms() -> tuple[MechanismSpec, ...]:
     """Every registered family, in registration order."""
-    return tuple(_REGISTRY.values())
+    return _REGISTRY.values()
 
 
 # ---------------------------------------------------------------------------- the families

@@ -15,7 +15,7 @@ from pathlib import Path
 from conftest import REPO
 
 ROOT = REPO / "ldpkit"
-HELPERS = {"_rng", "_validation", "_sampling", "_solvers"}
+HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry"}
 CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
 ORACLES = CORE | {"base", "postprocess"}
 MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip"}
@@ -26,6 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "_validation": set(),
     "_sampling": set(),
     "_solvers": set(),
+    "_registry": set(),
     "channels": {"_rng", "_validation"},
     "reports": {"_validation"},
     "sets": {"_validation"},
@@ -45,9 +46,9 @@ ALLOWED: dict[str, set[str]] = {
     "padding": ORACLES,
     "idue": ORACLES | {"unary", "padding"},
     "datasets": {"_rng", "_validation", "sets"},
-    "mechanisms": MECHANISMS | {"_validation"},
+    "mechanisms": MECHANISMS | {"_validation", "_registry"},
     "contracts": {"_validation", "accountant"},
-    "calibration": MECHANISMS | {"_validation", "accountant", "contracts"},
+    "calibration": MECHANISMS | {"_validation", "_registry", "accountant", "contracts"},
     "notion_map": MECHANISMS | {"_rng", "_validation", "accountant", "channels", "contracts", "mechanisms"},
     "streaming": {"_rng", "_validation", "base"},
     "testing": ORACLES | MECHANISMS,

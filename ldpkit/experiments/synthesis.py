@@ -754,6 +754,12 @@ _IPLDP_SETTING = (r"IPRR at sensitive budgets from $\varepsilon_s$ to $\varepsil
                   r"(ULDP) at $\varepsilon_s$")
 
 
+def _at_promises(row: _Restated, *others: tuple[Callable[[SynthesisScenario], Contract],
+                                                  Callable[[SynthesisScenario], str]]) -> list[_Restated]:
+    """The row at its own promise, then the same comparison at each further ``(promise, text)``."""
+    return [row, *(dataclasses.replace(row, promise=p, promise_text=t) for p, t in others)]
+
+
 def _restated_rows() -> list[_Restated]:
     from ..lip import optimal_lip
 
@@ -773,32 +779,22 @@ def _restated_rows() -> list[_Restated]:
                   lambda sc: {"IPRR": IPRR(E(sc)),
                               **{f"IDUE-{m}": IDUE(E(sc), model=m) for m in ("opt0", "opt1", "opt2")}},
                   lambda sc: _contracts.minidldp(E(sc)), lambda sc: r"MinID-LDP($E$)", lambda sc: sc.counts()),
-        _Restated("ipldp-fig-2", "IPLDP", "IPRR more accurate than KRR and uRR",
-                  _IPLDP_SETTING,
-                  "IPRR", ("GRR", "uRR"),
-                  lambda sc: {"IPRR": IPRR(_ipldp_split_budgets(sc)), "GRR": GRR(sc.d, sc.eps_s),
-                              "uRR": URR(sc.d, sc.eps_s, sc.sensitive)},
-                  lambda sc: _contracts.ipldp(_ipldp_split_budgets(sc)), lambda sc: r"IPLDP with IPRR's budgets",
-                  lambda sc: sc.counts()),
-        _Restated("ipldp-fig-2", "IPLDP", "IPRR more accurate than KRR and uRR",
-                  _IPLDP_SETTING,
-                  "IPRR", ("GRR", "uRR"),
-                  lambda sc: {"IPRR": IPRR(_ipldp_split_budgets(sc)), "GRR": GRR(sc.d, sc.eps_s),
-                              "uRR": URR(sc.d, sc.eps_s, sc.sensitive)},
-                  lambda sc: _contracts.uldp(sc.d, sc.eps_s, sc.sensitive), lambda sc: r"ULDP($\varepsilon_s$, $S$)",
-                  lambda sc: sc.counts()),
-        _Restated("fldp-fig-3", "FLDP", "FHR more accurate than HR, OLH and OUE",
-                  r"all at the same $\varepsilon$: FHR under FLDP, the others under LDP", "FHR", ("HR", "OLH", "OUE"),
-                  lambda sc: {"FHR": FHR(sc.d, sc.eps_s), "HR": HR(sc.d, sc.eps_s), "OLH": OLH(sc.d, sc.eps_s),
-                              "OUE": OUE(sc.d, sc.eps_s)},
-                  lambda sc: _contracts.fldp(sc.d, sc.eps_s, sc.alpha), lambda sc: r"FLDP($\varepsilon_s$, $\alpha$)",
-                  lambda sc: sc.counts()),
-        _Restated("fldp-fig-3", "FLDP", "FHR more accurate than HR, OLH and OUE",
-                  r"all at the same $\varepsilon$: FHR under FLDP, the others under LDP", "FHR", ("HR", "OLH", "OUE"),
-                  lambda sc: {"FHR": FHR(sc.d, sc.eps_s), "HR": HR(sc.d, sc.eps_s), "OLH": OLH(sc.d, sc.eps_s),
-                              "OUE": OUE(sc.d, sc.eps_s)},
-                  lambda sc: _contracts.ldp(sc.d, sc.eps_s), lambda sc: r"LDP($\varepsilon_s$)",
-                  lambda sc: sc.counts()),
+        *_at_promises(
+            _Restated("ipldp-fig-2", "IPLDP", "IPRR more accurate than KRR and uRR", _IPLDP_SETTING, "IPRR",
+                      ("GRR", "uRR"),
+                      lambda sc: {"IPRR": IPRR(_ipldp_split_budgets(sc)), "GRR": GRR(sc.d, sc.eps_s),
+                                  "uRR": URR(sc.d, sc.eps_s, sc.sensitive)},
+                      lambda sc: _contracts.ipldp(_ipldp_split_budgets(sc)), lambda sc: r"IPLDP with IPRR's budgets",
+                      lambda sc: sc.counts()),
+            (lambda sc: _contracts.uldp(sc.d, sc.eps_s, sc.sensitive), lambda sc: r"ULDP($\varepsilon_s$, $S$)")),
+        *_at_promises(
+            _Restated("fldp-fig-3", "FLDP", "FHR more accurate than HR, OLH and OUE",
+                      r"all at the same $\varepsilon$: FHR under FLDP, the others under LDP", "FHR", ("HR", "OLH", "OUE"),
+                      lambda sc: {"FHR": FHR(sc.d, sc.eps_s), "HR": HR(sc.d, sc.eps_s), "OLH": OLH(sc.d, sc.eps_s),
+                                  "OUE": OUE(sc.d, sc.eps_s)},
+                      lambda sc: _contracts.fldp(sc.d, sc.eps_s, sc.alpha), lambda sc: r"FLDP($\varepsilon_s$, $\alpha$)",
+                      lambda sc: sc.counts()),
+            (lambda sc: _contracts.ldp(sc.d, sc.eps_s), lambda sc: r"LDP($\varepsilon_s$)")),
         _Restated("lip-fig-6", "LIP", r"$\varepsilon/2$-Opt-LIP more accurate than $\varepsilon$-LDP",
                   r"two items; Opt-LIP at $\varepsilon/2$ (LIP) against randomised response at $\varepsilon$ (LDP)",
                   "LIP-binary",
