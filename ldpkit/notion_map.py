@@ -378,7 +378,7 @@ class Candidate:
 
     @property
     def rank(self) -> int:
-        """Preference as a witness (lower first): the kit's mechanisms, then constructed, then random channels."""
+        """Rank as a witness, lower preferred; the kit's mechanisms first, then constructed, then random channels."""
         return {"mechanism": 0, "constructed": 1, "random": 2}[self.kind]
 
 

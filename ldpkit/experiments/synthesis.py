@@ -100,7 +100,7 @@ __all__ = [
     "winners",
 ]
 
-#: bibtex key the synthesis experiments are registered under: context-aware LDP (Acharya et al.),
+#: bibtex key the synthesis experiments are registered under, context-aware LDP (Acharya et al.),
 #: the notion with one budget per pair of items that contains LDP, ID-LDP and MinID-LDP
 PAPER = "acharya2020context"
 #: seed of the data (the Zipf draw, the subsamples)
@@ -121,7 +121,7 @@ CONTRACT_ORDER = ("LDP", "MinID-LDP", "ID-LDP (average)", "IPLDP", "ULDP", "FLDP
 TIE_RTOL = 1e-9
 #: every calibration family, in registration order
 FAMILIES: tuple[str, ...] = tuple(f.name for f in families())
-#: the guarantee table's notions: column -> (header, what a value means)
+#: the guarantee table's notions, as column -> (header, what a value means)
 GUARANTEE_COLUMNS: Mapping[str, str] = MappingProxyType({
     "ldp_epsilon": "LDP epsilon",
     "minid_scale": "MinID-LDP scale of E",
@@ -197,7 +197,7 @@ class SynthesisScenario:
 
     @property
     def sensitive(self) -> np.ndarray:
-        """The sensitive items: the least frequent ones."""
+        """The sensitive items, the least frequent ones."""
         return np.arange(self.d - self.n_sensitive, self.d)
 
     @property
@@ -528,7 +528,7 @@ def winners(frame: pd.DataFrame) -> pd.DataFrame:
 
     ``margin`` is the runner-up's exact total variance over the best's (``inf`` when only one
     family keeps the promise, 1 for a tie).  Families with an identical member (the same
-    variance to :data:`TIE_RTOL`) are listed together as the best.
+    variance to ``TIE_RTOL``) are listed together as the best.
     """
     import pandas as pd
 
@@ -613,7 +613,7 @@ def wins_frame(points: Sequence[tuple[str, float, SynthesisScenario]], promises:
     ``points`` are ``(axis, x, scenario)``; the counts are the scenario's Zipf counts
     (:meth:`SynthesisScenario.counts`).  Columns: ``promise``, ``axis``, ``x``, ``family``,
     ``parameter``, ``total_variance``, ``ratio`` (NaN where no member keeps the promise),
-    ``best`` (within :data:`TIE_RTOL` of the smallest) and ``reason``.
+    ``best`` (within ``TIE_RTOL`` of the smallest) and ``reason``.
     """
     import pandas as pd
 
@@ -818,7 +818,7 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
     ``matched_verdict``; a mechanism with no member loses by default, ``reason_a``/``reason_b``
     say why), ``already_matched`` (the paper's members are the calibrated ones, to a relative
     1e-9) and ``changes`` (the winner differs).  Counts: the scenario's Zipf counts (two items for
-    the LIP row, prior :data:`LIP_PRIOR_1`).
+    the LIP row, prior ``LIP_PRIOR_1``).
     """
     import pandas as pd
 

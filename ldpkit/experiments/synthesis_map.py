@@ -51,7 +51,7 @@ POSITIONS: dict[str, tuple[float, float]] = {"LDP": (0.27, 1.0), "IPLDP": (0.8, 
 
 
 def layout(nmap: _nm.NotionMap) -> dict[tuple[str, ...], tuple[float, float]]:
-    """Position of every class: :data:`POSITIONS` when it names every class, else by level and parents.
+    """Position of every class: ``POSITIONS`` when it names every class, else by level and parents.
 
     The fallback puts a class at its level (the longest chain of arrows above it) and, within the
     level, orders classes by the mean position of their parents.
