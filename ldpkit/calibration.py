@@ -34,7 +34,7 @@ Examples
 >>> cal.certificate().holds
 True
 >>> calibrate("FHR", contracts.ldp(4, 1.0)).reason
-'no member keeps the promise: the ldp check fails at every budget tried, the tightest value is inf (an output of one input is impossible under another)'
+'no member keeps the promise: the ldp check fails at every budget tried, the tightest value being unbounded (an output of one input is impossible under another)'
 """
 
 from __future__ import annotations
@@ -289,8 +289,9 @@ def _infeasible_reason(fam: CalibrationFamily, contract: Contract, t: float) -> 
     mech = fam.build(contract, t)
     res = contract.check(mech)
     value = math.nan if _callable_rule(contract) else contract.scale(mech)
+    tightest = "unbounded" if math.isinf(value) else f"{value:.6g} times the promise" if math.isfinite(value) else "not a scale"
     return (f"no member keeps the promise: the {res.notion} check fails at every budget tried, "
-            f"the tightest value is {value:.6g}{_why(res, value)}")
+            f"the tightest value being {tightest}{_why(res, value)}")
 
 
 def calibrate(family: str | CalibrationFamily, contract: Contract) -> Calibration:
