@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -454,7 +454,7 @@ def _idue_rule(c: Contract) -> Any:
     return c.params.get("r", "min") if c.guarantee.notion in ("id-ldp", "minid-ldp") else "min"
 
 
-def _idue(model: str) -> Callable[[Contract, float], Any]:
+def _idue(model: Literal["opt0", "opt1", "opt2"]) -> Callable[[Contract, float], Any]:
     def build(c: Contract, t: float) -> Any:
         from .idue import IDUE
 
@@ -537,7 +537,8 @@ register_family(CalibrationFamily("uRR", _urr, "epsilon on the protected outputs
                                   paper="murakami2019utility"))
 register_family(CalibrationFamily("IPRR", _iprr, "multiple of the promise's per-item budgets", lambda c: 1.0,
                                   hi=50.0, paper="li2023ipldp"))
-for _model in ("opt0", "opt1", "opt2"):
+_MODELS: tuple[Literal["opt0", "opt1", "opt2"], ...] = ("opt0", "opt1", "opt2")
+for _model in _MODELS:
     register_family(CalibrationFamily(f"IDUE-{_model}", _idue(_model), "multiple of the promise's per-item budgets",
                                       lambda c: 1.0, own=_idue_own, applies=_idue_applies, limits=_idue_limits,
                                       paper="gu2020idldp"))
