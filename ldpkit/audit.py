@@ -80,7 +80,7 @@ __all__ = [
     "violates",
 ]
 
-#: how events are chosen: from the exact channel, or on a first half of the samples
+#: how events are chosen, from the exact channel or on a first half of the samples
 EventKind = Literal["white", "black"]
 
 #: outputs drawn per call of a sampler (bounds the memory of one call)
@@ -89,10 +89,10 @@ CHUNK = 1 << 20
 #: relative tolerance under which two log-ratios count as equal (ties of the worst event)
 TIE_TOL = 1e-9
 
-#: black-box events: outputs are ranked by their empirical log-ratio minus z standard errors, for each z
+#: black-box events, where outputs are ranked by their empirical log-ratio minus z standard errors, for each z
 RANK_Z = (0.0, 1.0, 2.0)
 
-#: black-box selection: candidates counted per pair when scoring them on the first half
+#: black-box selection, the candidates counted per pair when scoring them on the first half
 SELECT_CANDIDATES = 256
 
 
@@ -446,7 +446,7 @@ class PairwiseAudit:
 
     @property
     def best(self) -> AuditBound:
-        """The largest pairwise bound: a lower bound on the LDP epsilon at the same confidence."""
+        """The largest pairwise bound, a lower bound on the LDP epsilon at the same confidence."""
         return max(self.bounds, key=lambda b: b.value)
 
 
