@@ -381,13 +381,9 @@ def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
     >>> [round(float(v), 4) for v in cp_upper([0, 50, 100], 100, 0.025)]
     [0.0362, 0.6017, 1.0]
     """
-    from scipy import stats
-
     k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
-    out = np.ones(k.shape)
-    low = k < n
-    out[low] = stats.beta.ppf(1.0 - miss, k[low] + 1, n[low] - k[low])
-    return out
+    # the upper bound on p is one minus the lower bound on 1 - p, from the n - k failures
+    return 1.0 - cp_lower(n - k, n, miss)
 
 
 def _log_ratio(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
