@@ -49,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "mechanisms": MECHANISMS | {"_validation", "_registry"},
     "contracts": {"_validation", "accountant"},
     "calibration": MECHANISMS | {"_validation", "_registry", "accountant", "contracts"},
-    "audit": {"_rng", "_validation", "channels", "accountant"},
+    "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant"},
     "notion_map": MECHANISMS | {"_rng", "_validation", "accountant", "channels", "contracts", "mechanisms"},
     "streaming": {"_rng", "_validation", "base"},
     "testing": ORACLES | MECHANISMS,

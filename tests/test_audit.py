@@ -40,8 +40,7 @@ from ldpkit.audit import (
     sample_histograms,
     violates,
 )
-from ldpkit.channels import ExplicitChannel, UnaryChannel
-from ldpkit.iprr import iprr_parameters
+from ldpkit.audit.mutants import controls, mutants
 
 ALPHA = 0.05
 #: false-alarm rate of the validity tests (binomial upper quantile)
@@ -172,97 +171,48 @@ def test_a_black_box_function_is_audited_one_user_at_a_time() -> None:
 
 
 # ============================================================================ 3. mutation tests
-def _unary(d: int, a: float, b: float) -> ExplicitChannel:
-    return UnaryChannel(np.full(d, a), np.full(d, b)).to_explicit()
+MUTANTS = mutants()
 
 
-def rappor_slip(d: int, eps: float) -> ExplicitChannel:
-    """The unary p/q slip: each bit kept with ``e^eps / (1 + e^eps)``, the whole budget per bit (true loss 2 eps)."""
-    return _unary(d, math.exp(eps) / (1 + math.exp(eps)), 1 / (1 + math.exp(eps)))
-
-
-def grr_off_by_one(d: int, eps: float) -> ExplicitChannel:
-    """GRR with ``p = e^eps / (e^eps + d - 2)`` (off by one), ``q = (1 - p) / (d - 1)``: loss eps + log((d-1)/(d-2))."""
-    p = math.exp(eps) / (math.exp(eps) + d - 2)
-    m = np.full((d, d), (1 - p) / (d - 1))
-    np.fill_diagonal(m, p)
-    return ExplicitChannel(m)
-
-
-def olh_range_mismatch(d: int, eps: float) -> ExplicitChannel:
-    """OLH hashing into ``g`` buckets but randomising as if there were ``g - 1``: loss eps + log((g-1)/(g-2)).
-
-    (A biased hash alone cannot break OLH: the ratio is decided seed by seed by the randomised
-    response over buckets, at most ``p'/q'`` for any hash.)
-    """
-    olh = OLH(d, eps)
-    m = olh.channel().matrix
-    g = olh.g
-    blocks = m.reshape(d, -1, g)
-    hashed = blocks.argmax(axis=2)
-    p = math.exp(eps) / (math.exp(eps) + g - 2)
-    bad = np.full(blocks.shape, (1 - p) / (g - 1))
-    for x in range(d):
-        bad[x, np.arange(blocks.shape[1]), hashed[x]] = p
-    return ExplicitChannel(bad.reshape(d, -1) / blocks.shape[1])
-
-
-def idue_dropped_constraint(budgets: list[float]) -> ExplicitChannel:
-    """IDUE (opt1) with ``a_0`` raised by 25%, as if the constraints of item 0's pairs had been dropped."""
-    mech = IDUE(budgets, model="opt1")
-    a = mech.p_support.copy()
-    a[0] *= 1.25
-    return UnaryChannel(a, mech.q_support.copy()).to_explicit()
-
-
-def iprr_wrong_keep(budgets: list[float], wrong: list[float]) -> ExplicitChannel:
-    """IPRR whose keep probability ``S`` is computed from ``wrong`` budgets (the resampling law from the right ones)."""
-    r = iprr_parameters(budgets)["r"]
-    keep = iprr_parameters(wrong)["S"]
-    d = len(budgets)
-    return ExplicitChannel((1 - keep) * np.tile(r / r.sum(), (d, 1)) + keep * np.eye(d))
-
-
-#: (bug, buggy channel, the channel it claims, claimed epsilon, samples per input that catch it)
-LDP_MUTANTS: list[Any] = [
-    pytest.param(rappor_slip(4, EPS), RAPPOR(4, EPS).channel().to_explicit(), EPS, 10_000, id="unary-pq-slip"),
-    pytest.param(grr_off_by_one(4, EPS), GRR(4, EPS).channel(), EPS, 10_000, id="grr-off-by-one"),
-    pytest.param(olh_range_mismatch(4, EPS), OLH(4, EPS).channel(), EPS, 300_000, id="olh-hash-range"),
-]
-
-
-@pytest.mark.parametrize(("buggy", "claimed", "eps", "n"), LDP_MUTANTS)
-def test_an_ldp_mutant_is_caught(buggy: ExplicitChannel, claimed: ExplicitChannel, eps: float, n: int) -> None:
-    assert accountant.ldp_epsilon(buggy) > eps >= accountant.ldp_epsilon(claimed) - 1e-9
-    sampler = from_channel(buggy)
+@pytest.mark.parametrize("name", [k for k, m in MUTANTS.items() if m.notion == "ldp"])
+def test_an_ldp_mutant_is_caught(name: str) -> None:
+    m = MUTANTS[name]
+    assert accountant.ldp_epsilon(m.buggy) > m.budget >= accountant.ldp_epsilon(m.claimed) - 1e-9
+    sampler = from_channel(m.buggy)
     for seed in range(3):
-        assert audit_ldp(sampler, n, events="black", rng=seed).value > eps
-        assert audit_ldp(sampler, n, channel=claimed, rng=seed).value > eps
+        assert audit_ldp(sampler, m.n_catch, events="black", rng=seed).value > m.budget
+        assert audit_ldp(sampler, m.n_catch, channel=m.claimed, rng=seed).value > m.budget
+
+
+@pytest.mark.parametrize("name", list(controls()))
+def test_a_control_that_is_no_privacy_bug_is_not_flagged(name: str) -> None:
+    m = controls()[name]
+    assert accountant.ldp_epsilon(m.buggy) <= m.budget + 1e-9
+    for seed in range(3):
+        assert audit_ldp(from_channel(m.buggy), 300_000, events="black", rng=seed).value <= m.budget
 
 
 def test_an_idue_with_a_dropped_constraint_is_caught_pair_by_pair() -> None:
-    budgets = [0.5, 1.0, 2.0]
-    buggy, claimed = idue_dropped_constraint(budgets), IDUE(budgets, model="opt1").channel()
-    matrix = accountant.pairwise_budgets(3, budgets=budgets, r="min")
-    assert not accountant.check_context_aware(buggy, matrix).satisfied
+    m = MUTANTS["idue-dropped-constraint"]
+    matrix = np.asarray(m.budget)
+    assert not accountant.check_context_aware(m.buggy, matrix).satisfied
     for seed in range(3):
-        for events, kw in (("black", {}), ("white", {"channel": claimed})):
-            res = audit_pairwise(from_channel(buggy), 30_000, events=events, rng=seed, **kw)  # type: ignore[arg-type]
+        for events, kw in (("black", {}), ("white", {"channel": m.claimed})):
+            res = audit_pairwise(from_channel(m.buggy), m.n_catch, events=events, rng=seed, **kw)  # type: ignore[arg-type]
             caught = violates(res, matrix)
             assert caught.any(), (events, res.values)
             # only pairs the bug really breaks are flagged
-            assert np.all(accountant.pairwise_log_ratio(buggy)[caught] > matrix[caught])
+            assert np.all(accountant.pairwise_log_ratio(m.buggy)[caught] > matrix[caught])
 
 
 def test_an_iprr_with_the_wrong_keep_budget_is_caught_per_output() -> None:
-    budgets, wrong = [0.5, 1.0, 2.0, math.inf], [2.0, 1.0, 2.0, math.inf]
-    buggy = iprr_wrong_keep(budgets, wrong)
-    assert not accountant.check_ipldp(buggy, budgets, sensitive=[0, 1, 2]).satisfied
+    m = MUTANTS["iprr-wrong-budget"]
+    assert not accountant.check_ipldp(m.buggy, m.budget_vector, sensitive=m.sensitive).satisfied
     for seed in range(3):
-        for events, kw in (("black", {}), ("white", {"channel": IPRR(budgets).channel()})):
-            res = audit_ipldp(from_channel(buggy), budgets, 10_000, events=events, rng=seed,  # type: ignore[arg-type]
+        for events, kw in (("black", {}), ("white", {"channel": m.claimed})):
+            res = audit_ipldp(from_channel(m.buggy), m.budget, m.n_catch, events=events, rng=seed,  # type: ignore[arg-type]
                               **kw)
-            assert violates(res, budgets)[2], (events, res.values)
+            assert violates(res, m.budget)[2], (events, res.values)
 
 
 # ============================================================================ results, speed

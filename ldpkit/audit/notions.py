@@ -1,90 +1,29 @@
-"""Auditing: lower bounds on privacy parameters, with a stated confidence, from samples of an implementation.
+"""The audits of each notion: LDP, the pairwise matrix, IPLDP per output, LIP with a prior.
 
-The accountant (:mod:`ldpkit.accountant`) proves what a mechanism's *channel* guarantees.  An
-auditor asks the converse of an *implementation* it can only call: sample its outputs on chosen
-inputs and bound its privacy loss from below, at a stated confidence.  A lower bound above the
-claimed budget is evidence of a bug; a lower bound close to the exact value shows the sampler
-loses as much privacy as its channel says (the bound is then tight).
-
-Ingredients:
-
-* a **sampler** (:class:`Sampler`): a callable ``(x, size, rng) -> output indices`` with
-  ``n_inputs`` (and ``n_outputs`` when known); :func:`from_mechanism` wraps a kit mechanism
-  (its ``sample_outputs``, which runs the mechanism's own sampling code), :func:`from_channel`
-  samples an explicit channel by multinomial histograms, :func:`from_function` adapts any
-  black-box callable returning one report per call (reports mapped to hashable keys);
-* **Clopper-Pearson bounds** (:func:`cp_lower`, :func:`cp_upper`): for an event ``S`` (a set of
-  outputs) and ``n`` samples of input ``x``, one-sided exact binomial bounds on ``P(S | x)``;
-* **events**: white-box (``events="white"``: chosen from the exact channel, which the kit knows)
-  or black-box (``events="black"``: each input's samples are split in halves, events are chosen
-  on the first half and the bound is computed on the second half only);
-* **notions**: :func:`audit_ldp` (eps-LDP), :func:`audit_pairwise` (the matrix of pairwise
-  log-ratios, hence ID-LDP, MinID-LDP and context-aware LDP with :func:`violates`),
-  :func:`audit_ipldp` (IPLDP, one bound per sensitive output) and :func:`audit_lip` (LIP with a
-  prior).
-
-Confidence statement
---------------------
-Every audit computes a number ``K`` of one-sided Clopper-Pearson intervals, each missing its
-probability with chance at most ``alpha / K`` (Bonferroni).  With probability at least
-``1 - alpha`` all of them hold at once, and then every reported bound holds, whatever the events
-examined (the events are fixed before the samples that bound them are drawn: from the exact
-channel, or from the first half of the samples).  Reported values are clipped at 0, a bound
-every notion satisfies.
-
-Examples
---------
->>> from ldpkit import GRR
->>> from ldpkit.audit import audit_ldp, from_mechanism
->>> bound = audit_ldp(from_mechanism(GRR(4, 1.0)), 200_000, rng=0)
->>> 0.9 < bound.value <= 1.0, bound.pair, bound.event, bound.confidence
-(True, (0, 1), (0,), 0.95)
+Auditing chapter, :ref:`sec-audit`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Literal, Optional, Protocol, Union, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._rng import RNGLike, as_generator
-from ._validation import MAX_USERS, ArgumentTypeError, check_distribution, check_positive_int, check_real, describe
-from . import accountant
-from .accountant import enumerate_channel
-from .channels import Channel, ExplicitChannel
+from .._rng import RNGLike, as_generator
+from .._validation import MAX_USERS, check_distribution, check_positive_int, check_real, describe
+from .. import accountant
+from ..accountant import enumerate_channel
+from ..channels import Channel, ExplicitChannel
+from .bounds import AuditBound, ItemAudit, PairwiseAudit, cp_lower, cp_upper, log_ratio
+from .samplers import Sampler, check_sampler, sample_histograms
 
-__all__ = [
-    "AuditBound",
-    "ChannelSampler",
-    "EventKind",
-    "FunctionSampler",
-    "ItemAudit",
-    "MechanismSampler",
-    "PairwiseAudit",
-    "Sampler",
-    "audit_ipldp",
-    "audit_ldp",
-    "audit_lip",
-    "audit_pairwise",
-    "cp_lower",
-    "cp_upper",
-    "from_channel",
-    "from_function",
-    "from_mechanism",
-    "sample_histograms",
-    "violates",
-]
+__all__ = ["EventKind", "audit_ipldp", "audit_ldp", "audit_lip", "audit_pairwise"]
 
 #: how events are chosen, from the exact channel or on a first half of the samples
 EventKind = Literal["white", "black"]
-
-#: outputs drawn per call of a sampler (bounds the memory of one call)
-CHUNK = 1 << 20
 
 #: relative tolerance under which two log-ratios count as equal (ties of the worst event)
 TIE_TOL = 1e-9
@@ -96,395 +35,9 @@ RANK_Z = (0.0, 1.0, 2.0)
 SELECT_CANDIDATES = 256
 
 
-# ============================================================================ samplers
-@runtime_checkable
-class Sampler(Protocol):
-    """What the audits sample: ``sampler(x, size, rng)`` returns ``size`` output indices (ints ``>= 0``) of input ``x``.
-
-    ``n_inputs`` is the number of inputs ``0 .. n_inputs-1``; ``n_outputs`` the size of the output
-    alphabet, or ``None`` when unknown (black-box implementations).  A sampler may also offer
-    ``counts(x, size, rng)`` (the histogram of ``size`` outputs, for aggregate-level speed) and
-    ``channel`` (its exact :class:`~ldpkit.channels.ExplicitChannel`, for white-box events).
-    """
-
-    n_inputs: int
-    n_outputs: Optional[int]
-
-    def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray: ...
-
-
-class MechanismSampler:
-    """A kit mechanism's own sampling code, ``mech.sample_outputs`` (:func:`from_mechanism`)."""
-
-    def __init__(self, mechanism: Any) -> None:
-        if not (callable(getattr(mechanism, "sample_outputs", None)) and callable(getattr(mechanism, "channel", None))):
-            raise ArgumentTypeError(
-                f"mechanism must have sample_outputs and channel methods, got {describe(mechanism)}")
-        self.mechanism = mechanism
-        ch: Channel = mechanism.channel()
-        self.n_inputs: int = int(ch.n_inputs)
-        self.n_outputs: Optional[int] = int(ch.n_outputs)
-
-    def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(self.mechanism.sample_outputs(x, size, rng))
-
-    @cached_property
-    def channel(self) -> ExplicitChannel:
-        """The mechanism's exact channel, enumerated (for white-box events)."""
-        return enumerate_channel(self.mechanism.channel(), f"audit of {self.mechanism!r}")
-
-    def __repr__(self) -> str:
-        return f"from_mechanism({self.mechanism!r})"
-
-
-class ChannelSampler:
-    """An explicit channel sampled row by row (:func:`from_channel`); histograms by one multinomial draw."""
-
-    def __init__(self, channel: Union[Channel, ArrayLike]) -> None:
-        ch = channel if isinstance(channel, Channel) else ExplicitChannel(np.asarray(channel, dtype=float))
-        self.channel: ExplicitChannel = enumerate_channel(ch, "audit of a channel")
-        self.n_inputs: int = self.channel.n_inputs
-        self.n_outputs: Optional[int] = self.channel.n_outputs
-
-    def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        return rng.choice(self.channel.n_outputs, size=size, p=self.channel.matrix[x])
-
-    def counts(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Histogram of ``size`` outputs of input ``x``: one multinomial draw, cost independent of ``size``."""
-        row = self.channel.matrix[x]
-        return rng.multinomial(size, row / row.sum())
-
-    def __repr__(self) -> str:
-        return f"from_channel({self.n_inputs} x {self.n_outputs})"
-
-
-def _default_encode(report: Any) -> Hashable:
-    if isinstance(report, np.ndarray):
-        return (report.dtype.str, report.shape, report.tobytes())
-    if isinstance(report, (list, tuple)):
-        return tuple(_default_encode(r) for r in report)
-    if isinstance(report, np.generic):
-        return report.item()
-    if isinstance(report, Hashable):
-        return report
-    raise ArgumentTypeError(f"report {describe(report)} is not hashable: pass encode= to map it to a hashable key")
-
-
-class FunctionSampler:
-    """A black-box implementation called one user at a time (:func:`from_function`).
-
-    Reports are mapped to hashable keys by ``encode``; each new key gets the next output index
-    (``outputs`` fixes the indices of known keys first, e.g. ``range(d)`` when reports are items).
-    """
-
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        n_inputs: int,
-        encode: Optional[Callable[[Any], Hashable]] = None,
-        outputs: Optional[Iterable[Hashable]] = None,
-        inputs: Optional[Sequence[Any]] = None,
-        batch: bool = False,
-    ) -> None:
-        if not callable(fn):
-            raise ArgumentTypeError(f"fn must be callable, got {describe(fn)}")
-        self.fn = fn
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.encode: Callable[[Any], Hashable] = encode if encode is not None else _default_encode
-        if encode is not None and not callable(encode):
-            raise ArgumentTypeError(f"encode must be callable, got {describe(encode)}")
-        self.inputs = list(range(self.n_inputs)) if inputs is None else list(inputs)
-        if len(self.inputs) != self.n_inputs:
-            raise ValueError(f"inputs has {len(self.inputs)} entries, expected n_inputs={self.n_inputs}")
-        self.batch = bool(batch)
-        self._index: dict[Hashable, int] = {}
-        for key in outputs if outputs is not None else ():
-            self._index.setdefault(key, len(self._index))
-        self.n_outputs: Optional[int] = None
-
-    @property
-    def keys(self) -> list[Hashable]:
-        """The output keys seen so far, in index order."""
-        return list(self._index)
-
-    def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        value = self.inputs[x]
-        reports = self.fn(value, size, rng) if self.batch else [self.fn(value, rng) for _ in range(size)]
-        out = np.empty(size, dtype=np.int64)
-        n = 0
-        for n, rep in enumerate(reports, start=1):
-            if n > size:
-                break
-            key = self.encode(rep)
-            out[n - 1] = self._index.setdefault(key, len(self._index))
-        if n != size:
-            raise ValueError(f"fn returned {n} reports for a batch of {size}")
-        return out
-
-    def __repr__(self) -> str:
-        return f"from_function({getattr(self.fn, '__name__', repr(self.fn))}, n_inputs={self.n_inputs})"
-
-
-def from_mechanism(mech: Any) -> MechanismSampler:
-    """The sampler of a kit mechanism: its own ``sample_outputs`` (aggregate-level fast, white-box capable).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ldpkit import OUE
-    >>> from ldpkit.audit import from_mechanism
-    >>> s = from_mechanism(OUE(3, 1.0))
-    >>> s.n_inputs, s.n_outputs, s(0, 5, np.random.default_rng(0)).shape
-    (3, 8, (5,))
-    """
-    return MechanismSampler(mech)
-
-
-def from_channel(channel: Union[Channel, ArrayLike]) -> ChannelSampler:
-    """A sampler drawing from an explicit channel (a matrix or a :class:`~ldpkit.channels.Channel`), by multinomial.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ldpkit.audit import from_channel
-    >>> int(from_channel([[0.75, 0.25], [0.25, 0.75]]).counts(0, 1000, np.random.default_rng(0)).sum())
-    1000
-    """
-    return ChannelSampler(channel)
-
-
-def from_function(
-    fn: Callable[..., Any],
-    n_inputs: int,
-    encode: Optional[Callable[[Any], Hashable]] = None,
-    *,
-    outputs: Optional[Iterable[Hashable]] = None,
-    inputs: Optional[Sequence[Any]] = None,
-    batch: bool = False,
-) -> FunctionSampler:
-    """Adapt a black-box implementation: ``fn(input, rng)`` returns one user's report.
-
-    Parameters
-    ----------
-    fn
-        ``fn(inputs[x], rng) -> report`` (or, with ``batch=True``, ``fn(inputs[x], size, rng)``
-        returning ``size`` reports).  A function that ignores ``rng`` (a library drawing from its
-        own generator) is audited all the same; only reproducibility is lost.
-    n_inputs
-        Number of inputs audited.
-    encode
-        Report to hashable key (default: the report itself; arrays, lists and tuples by value).
-    outputs
-        Known output keys, indexed first in this order (``range(d)`` for item reports, which
-        :func:`audit_ipldp` needs).
-    inputs
-        The value passed to ``fn`` for input index ``x`` (default ``x`` itself).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ldpkit.audit import from_function
-    >>> def coin(x, rng):            # randomised response on one bit, keep with probability 3/4
-    ...     return x if rng.random() < 0.75 else 1 - x
-    >>> s = from_function(coin, 2, outputs=[0, 1])
-    >>> int(s(1, 1000, np.random.default_rng(0)).sum()) > 600
-    True
-    """
-    return FunctionSampler(fn, n_inputs, encode, outputs, inputs, batch)
-
-
-def _check_sampler(sampler: Any) -> Sampler:
-    if not isinstance(sampler, Sampler):
-        raise ArgumentTypeError(
-            f"sampler must be a Sampler (a callable with n_inputs and n_outputs; see from_mechanism, from_channel, "
-            f"from_function), got {describe(sampler)}"
-        )
-    check_positive_int(sampler.n_inputs, "sampler.n_inputs")
-    return sampler
-
-
-def _histogram(sampler: Sampler, x: int, size: int, gen: np.random.Generator) -> np.ndarray:
-    counts = getattr(sampler, "counts", None)
-    if callable(counts):
-        h = np.asarray(counts(x, size, gen))
-        if h.ndim != 1 or not np.issubdtype(h.dtype, np.integer) or np.any(h < 0) or int(h.sum()) != size:
-            raise ValueError(f"{sampler!r}.counts returned no histogram of {size} outputs")
-        return h.astype(np.int64)
-    total = np.zeros(0, dtype=np.int64)
-    left = size
-    while left:
-        m = min(left, CHUNK)
-        y = np.asarray(sampler(x, m, gen))
-        if y.shape != (m,) or not np.issubdtype(y.dtype, np.integer):
-            raise ArgumentTypeError(
-                f"{sampler!r} must return {m} integer output indices, got {y.dtype} of shape {y.shape}")
-        if m and int(y.min()) < 0:
-            raise ValueError(f"{sampler!r} returned a negative output index {int(y.min())}")
-        h = np.bincount(y, minlength=total.size)
-        h[: total.size] += total
-        total, left = h, left - m
-    return total
-
-
-def sample_histograms(sampler: Sampler, inputs: Iterable[int], size: int, rng: RNGLike = None) -> np.ndarray:
-    """Output histograms of ``size`` samples for each of ``inputs`` (rows), padded to one alphabet.
-
-    Examples
-    --------
-    >>> from ldpkit import GRR
-    >>> from ldpkit.audit import from_mechanism, sample_histograms
-    >>> sample_histograms(from_mechanism(GRR(3, 1.0)), [0, 2], 100, rng=0).sum(axis=1).tolist()
-    [100, 100]
-    """
-    sampler = _check_sampler(sampler)
-    size = check_positive_int(size, "size", maximum=MAX_USERS)
-    gen = as_generator(rng)
-    rows = [_histogram(sampler, int(x), size, gen) for x in inputs]
-    width = max([r.size for r in rows] + [sampler.n_outputs or 0])
-    if sampler.n_outputs is not None and width > sampler.n_outputs:
-        raise ValueError(f"{sampler!r} returned an output index >= its n_outputs={sampler.n_outputs}")
-    out = np.zeros((len(rows), width), dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, : r.size] = r
-    return out
-
-
-# ============================================================================ Clopper-Pearson
-def cp_lower(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
-    """One-sided Clopper-Pearson lower bound: ``P(p < bound) <= miss`` for ``k`` successes out of ``n``.
-
-    ``Beta(miss; k, n - k + 1)`` quantile, 0 when ``k = 0``.
-
-    Examples
-    --------
-    >>> from ldpkit.audit import cp_lower
-    >>> [round(float(v), 4) for v in cp_lower([0, 50, 100], 100, 0.025)]
-    [0.0, 0.3983, 0.9638]
-    """
-    from scipy import stats
-
-    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
-    out = np.zeros(k.shape)
-    pos = k > 0
-    out[pos] = stats.beta.ppf(miss, k[pos], n[pos] - k[pos] + 1)
-    return out
-
-
-def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
-    """One-sided Clopper-Pearson upper bound: ``P(p > bound) <= miss``.
-
-    ``Beta(1 - miss; k + 1, n - k)`` quantile, 1 when ``k = n``.
-
-    Examples
-    --------
-    >>> from ldpkit.audit import cp_upper
-    >>> [round(float(v), 4) for v in cp_upper([0, 50, 100], 100, 0.025)]
-    [0.0362, 0.6017, 1.0]
-    """
-    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
-    # the upper bound on p is one minus the lower bound on 1 - p, from the n - k failures
-    return 1.0 - cp_lower(n - k, n, miss)
-
-
-def _log_ratio(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.log(lo) - np.log(hi)
-
-
-# ============================================================================ results
-@dataclass(frozen=True)
-class AuditBound:
-    """A lower bound on one notion's parameter, holding with probability at least ``confidence``.
-
-    Attributes
-    ----------
-    notion
-        ``"ldp"``, ``"pairwise"``, ``"ipldp"`` or ``"lip"``.
-    value
-        The lower bound (log scale, clipped at 0).
-    confidence
-        ``1 - alpha``, family-wise over every interval the audit computed.
-    pair
-        The inputs that attain it: ``(x, x')`` for a ratio ``P(S|x) / P(S|x')``, ``(x,)`` for LIP.
-    event
-        The output indices forming the event ``S``.
-    n_samples
-        Samples drawn per input (both halves, for black-box events).
-    method
-        How the events were chosen and how many one-sided intervals the correction counts.
-    n_intervals
-        The number ``K`` of one-sided intervals, each at miss rate ``alpha / K``.
-    """
-
-    notion: str
-    value: float
-    confidence: float
-    pair: tuple[int, ...]
-    event: tuple[int, ...]
-    n_samples: int
-    method: str
-    n_intervals: int = 2
-
-
-@dataclass(frozen=True)
-class PairwiseAudit:
-    """Lower bounds on the pairwise log-ratios ``L[x, x'] = max_S log P(S|x)/P(S|x')``, all holding jointly.
-
-    ``values`` is ``d x d``: the bound of each ordered pair examined, 0 on the diagonal, ``nan``
-    for pairs not examined; ``bounds`` lists the :class:`AuditBound` of every pair examined.
-    """
-
-    values: np.ndarray
-    bounds: tuple[AuditBound, ...]
-    confidence: float
-    n_samples: int
-    method: str
-
-    @property
-    def best(self) -> AuditBound:
-        """The largest pairwise bound, a lower bound on the LDP epsilon at the same confidence."""
-        return max(self.bounds, key=lambda b: b.value)
-
-
-@dataclass(frozen=True)
-class ItemAudit:
-    """Lower bounds on IPLDP's per-output levels ``L_j = max_{x, x'} log Q(j|x)/Q(j|x')``, all holding jointly.
-
-    ``values`` has one entry per item (``nan`` for outputs not audited: non-sensitive ones).
-    """
-
-    values: np.ndarray
-    bounds: tuple[AuditBound, ...]
-    confidence: float
-    n_samples: int
-    method: str
-
-
-def violates(bounds: Union[PairwiseAudit, ItemAudit, ArrayLike], budgets: ArrayLike) -> np.ndarray:
-    """Where a lower bound exceeds its budget (elementwise; ``nan`` bounds never violate).
-
-    With a :class:`PairwiseAudit` and a budget matrix (:func:`ldpkit.accountant.pairwise_budgets`)
-    this checks LDP, ID-LDP, MinID-LDP or context-aware LDP pair by pair; with an
-    :class:`ItemAudit` and per-item budgets it checks IPLDP's condition on sensitive outputs.
-    A ``True`` entry is a violation at the audit's confidence.
-
-    Examples
-    --------
-    >>> from ldpkit.audit import violates
-    >>> violates([[0.0, 1.2], [0.4, 0.0]], [[0.0, 1.0], [1.0, 0.0]]).tolist()
-    [[False, True], [False, False]]
-    """
-    vals = np.asarray(bounds.values if isinstance(bounds, (PairwiseAudit, ItemAudit)) else bounds, dtype=float)
-    budget = np.asarray(budgets, dtype=float)
-    if vals.shape != budget.shape:
-        raise ValueError(f"budgets has shape {budget.shape}, the bounds have shape {vals.shape}")
-    with np.errstate(invalid="ignore"):
-        return np.asarray(np.nan_to_num(vals, nan=-np.inf) > budget)
-
-
 # ============================================================================ arguments
 def _check_common(sampler: Any, n: Any, alpha: Any, events: Any) -> tuple[Sampler, int, float, EventKind]:
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler)
     n = check_positive_int(n, "n", maximum=MAX_USERS)
     alpha = check_real(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
     if events not in ("white", "black"):
@@ -568,10 +121,10 @@ def _black_event(hx: np.ndarray, hxp: np.ndarray, n: int, miss: float) -> tuple[
     for z in RANK_Z:
         order = cand[np.argsort(-(np.log(a / b) - z * np.sqrt(1 / a + 1 / b)), kind="stable")]
         single = order[: min(64, order.size)]
-        s_val = _log_ratio(cp_lower(hx[single], n, miss), cp_upper(hxp[single], n, miss))
+        s_val = log_ratio(cp_lower(hx[single], n, miss), cp_upper(hxp[single], n, miss))
         sizes = _grid(order.size)
         cx, cxp = np.cumsum(hx[order])[sizes - 1], np.cumsum(hxp[order])[sizes - 1]
-        p_val = _log_ratio(cp_lower(cx, n, miss), cp_upper(cxp, n, miss))
+        p_val = log_ratio(cp_lower(cx, n, miss), cp_upper(cxp, n, miss))
         if s_val.max() > best:
             best, best_set = float(s_val.max()), single[int(np.argmax(s_val))][None]
         if p_val.max() > best:
@@ -582,7 +135,7 @@ def _black_event(hx: np.ndarray, hxp: np.ndarray, n: int, miss: float) -> tuple[
 
 def _bound(notion: str, lo: float, hi: float, alpha: float, pair: tuple[int, ...], event: np.ndarray,
            n: int, events: str, k: int) -> AuditBound:
-    value = float(_log_ratio(np.array(lo), np.array(hi)))
+    value = float(log_ratio(np.array(lo), np.array(hi)))
     return AuditBound(notion, max(0.0, value), 1.0 - alpha, pair, tuple(int(i) for i in np.flatnonzero(event)), n,
                       _method(events, k), k)
 
@@ -812,7 +365,7 @@ def _lip_values(
     c = H @ masks.T.astype(np.int64)  # inputs x events
     lo, hi = cp_lower(c, n, miss), cp_upper(c, n, miss)
     p_lo, p_hi = prior @ lo, prior @ hi
-    return _log_ratio(lo, p_hi[None, :]), _log_ratio(p_lo[None, :], hi)
+    return log_ratio(lo, p_hi[None, :]), log_ratio(p_lo[None, :], hi)
 
 
 def audit_lip(

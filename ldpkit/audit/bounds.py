@@ -1,0 +1,149 @@
+"""Clopper-Pearson bounds on event probabilities and the typed results of an audit.
+
+Auditing chapter, :ref:`sec-audit-bounds`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["AuditBound", "ItemAudit", "PairwiseAudit", "cp_lower", "cp_upper", "log_ratio", "violates"]
+
+
+def cp_lower(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
+    """One-sided Clopper-Pearson lower bound: ``P(p < bound) <= miss`` for ``k`` successes out of ``n``.
+
+    ``Beta(miss; k, n - k + 1)`` quantile, 0 when ``k = 0``.
+
+    Examples
+    --------
+    >>> from ldpkit.audit import cp_lower
+    >>> [round(float(v), 4) for v in cp_lower([0, 50, 100], 100, 0.025)]
+    [0.0, 0.3983, 0.9638]
+    """
+    from scipy import stats
+
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    out = np.zeros(k.shape)
+    pos = k > 0
+    out[pos] = stats.beta.ppf(miss, k[pos], n[pos] - k[pos] + 1)
+    return out
+
+
+def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
+    """One-sided Clopper-Pearson upper bound: ``P(p > bound) <= miss``.
+
+    ``Beta(1 - miss; k + 1, n - k)`` quantile, 1 when ``k = n``.
+
+    Examples
+    --------
+    >>> from ldpkit.audit import cp_upper
+    >>> [round(float(v), 4) for v in cp_upper([0, 50, 100], 100, 0.025)]
+    [0.0362, 0.6017, 1.0]
+    """
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    # the upper bound on p is one minus the lower bound on 1 - p, from the n - k failures
+    return 1.0 - cp_lower(n - k, n, miss)
+
+
+def log_ratio(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``log(lo) - log(hi)`` elementwise, ``-inf`` where ``lo`` is 0 (a bound on a log-ratio from two probability bounds)."""
+    with np.errstate(divide="ignore"):
+        return np.log(lo) - np.log(hi)
+
+
+# ============================================================================ results
+@dataclass(frozen=True)
+class AuditBound:
+    """A lower bound on one notion's parameter, holding with probability at least ``confidence``.
+
+    Attributes
+    ----------
+    notion
+        ``"ldp"``, ``"pairwise"``, ``"ipldp"`` or ``"lip"``.
+    value
+        The lower bound (log scale, clipped at 0).
+    confidence
+        ``1 - alpha``, family-wise over every interval the audit computed.
+    pair
+        The inputs that attain it: ``(x, x')`` for a ratio ``P(S|x) / P(S|x')``, ``(x,)`` for LIP.
+    event
+        The output indices forming the event ``S``.
+    n_samples
+        Samples drawn per input (both halves, for black-box events).
+    method
+        How the events were chosen and how many one-sided intervals the correction counts.
+    n_intervals
+        The number ``K`` of one-sided intervals, each at miss rate ``alpha / K``.
+    """
+
+    notion: str
+    value: float
+    confidence: float
+    pair: tuple[int, ...]
+    event: tuple[int, ...]
+    n_samples: int
+    method: str
+    n_intervals: int = 2
+
+
+@dataclass(frozen=True)
+class PairwiseAudit:
+    """Lower bounds on the pairwise log-ratios ``L[x, x'] = max_S log P(S|x)/P(S|x')``, all holding jointly.
+
+    ``values`` is ``d x d``: the bound of each ordered pair examined, 0 on the diagonal, ``nan``
+    for pairs not examined; ``bounds`` lists the :class:`AuditBound` of every pair examined.
+    """
+
+    values: np.ndarray
+    bounds: tuple[AuditBound, ...]
+    confidence: float
+    n_samples: int
+    method: str
+
+    @property
+    def best(self) -> AuditBound:
+        """The largest pairwise bound, a lower bound on the LDP epsilon at the same confidence."""
+        return max(self.bounds, key=lambda b: b.value)
+
+
+@dataclass(frozen=True)
+class ItemAudit:
+    """Lower bounds on IPLDP's per-output levels ``L_j = max_{x, x'} log Q(j|x)/Q(j|x')``, all holding jointly.
+
+    ``values`` has one entry per item (``nan`` for outputs not audited: non-sensitive ones).
+    """
+
+    values: np.ndarray
+    bounds: tuple[AuditBound, ...]
+    confidence: float
+    n_samples: int
+    method: str
+
+
+def violates(bounds: Union[PairwiseAudit, ItemAudit, ArrayLike], budgets: ArrayLike) -> np.ndarray:
+    """Where a lower bound exceeds its budget (elementwise; ``nan`` bounds never violate).
+
+    With a :class:`PairwiseAudit` and a budget matrix (:func:`ldpkit.accountant.pairwise_budgets`)
+    this checks LDP, ID-LDP, MinID-LDP or context-aware LDP pair by pair; with an
+    :class:`ItemAudit` and per-item budgets it checks IPLDP's condition on sensitive outputs.
+    A ``True`` entry is a violation at the audit's confidence.
+
+    Examples
+    --------
+    >>> from ldpkit.audit import violates
+    >>> violates([[0.0, 1.2], [0.4, 0.0]], [[0.0, 1.0], [1.0, 0.0]]).tolist()
+    [[False, True], [False, False]]
+    """
+    vals = np.asarray(bounds.values if isinstance(bounds, (PairwiseAudit, ItemAudit)) else bounds, dtype=float)
+    budget = np.asarray(budgets, dtype=float)
+    if vals.shape != budget.shape:
+        raise ValueError(f"budgets has shape {budget.shape}, the bounds have shape {vals.shape}")
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.nan_to_num(vals, nan=-np.inf) > budget)
+
+
