@@ -288,3 +288,16 @@ def test_a_sampler_returning_garbage_is_refused() -> None:
 
     with pytest.raises(ArgumentTypeError, match="integer output indices"):
         audit_ldp(Floats(), 10, events="black")
+
+
+def test_ipldp_structural_condition_is_witnessed_by_a_sample() -> None:
+    # GRR hides the input behind every output: a non-sensitive output comes from other inputs
+    budgets = [1.0, 1.0, math.inf, math.inf]
+    for events in ("white", "black"):
+        res = audit_ipldp(from_mechanism(GRR(4, 1.0)), budgets, 2_000, events=events, rng=0)  # type: ignore[arg-type]
+        assert res.structural_violated
+        assert {(x, j) for x, j, _ in res.structural} == {(x, j) for j in (2, 3) for x in range(4) if x != j}
+        assert all(c > 0 for *_, c in res.structural)
+        # IPRR and uRR keep the condition: no sample can witness against them
+        ok = audit_ipldp(from_mechanism(IPRR(budgets)), budgets, 2_000, events=events, rng=0)  # type: ignore[arg-type]
+        assert not ok.structural_violated and ok.structural == ()

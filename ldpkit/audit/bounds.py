@@ -116,6 +116,11 @@ class ItemAudit:
     """Lower bounds on IPLDP's per-output levels ``L_j = max_{x, x'} log Q(j|x)/Q(j|x')``, all holding jointly.
 
     ``values`` has one entry per item (``nan`` for outputs not audited: non-sensitive ones).
+    ``structural`` lists the witnesses against IPLDP's structural condition (a non-sensitive
+    output ``j`` must reveal its input): ``(x, j, count)`` for every input ``x != j`` whose
+    samples included output ``j``, ``count`` times.  One such sample is proof, not a statistical
+    bound: the channel then has ``Q(j|x) > 0``.  (The other half of the condition, ``Q(j|j) > 0``,
+    cannot be refuted by finitely many samples and is not audited.)
     """
 
     values: np.ndarray
@@ -123,6 +128,12 @@ class ItemAudit:
     confidence: float
     n_samples: int
     method: str
+    structural: tuple[tuple[int, int, int], ...] = ()
+
+    @property
+    def structural_violated(self) -> bool:
+        """Whether some sample showed a non-sensitive output coming from another input (a certain violation)."""
+        return bool(self.structural)
 
 
 def violates(bounds: Union[PairwiseAudit, ItemAudit, ArrayLike], budgets: ArrayLike) -> np.ndarray:

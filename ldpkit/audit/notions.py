@@ -304,8 +304,9 @@ def audit_ipldp(
     black-box: the largest Clopper-Pearson lower and smallest upper bound on a first half) and
     bounded with two one-sided intervals; the Bonferroni correction counts all of them, so every
     entry holds at once with probability at least ``1 - alpha``.  Compare with the budgets by
-    :func:`violates`.  IPLDP's structural condition (non-sensitive outputs reveal the input) is
-    not audited here.
+    :func:`violates`.  IPLDP's structural condition (a non-sensitive output reveals its input)
+    is audited on every sample drawn: a non-sensitive output ``j`` seen from an input ``x != j``
+    is a witness, listed in :attr:`ItemAudit.structural` (certain, not statistical).
 
     Examples
     --------
@@ -332,19 +333,25 @@ def audit_ipldp(
     gen = as_generator(rng)
     k = 2 * sens.size
     miss = alpha / k
+    def items(h: np.ndarray) -> np.ndarray:
+        if h.shape[1] > d:
+            raise ValueError(f"IPLDP needs item outputs: the sampler returned output index {h.shape[1] - 1} >= d={d}")
+        return np.pad(h, ((0, 0), (0, d - h.shape[1])))
+
     if P is not None:
-        H, n_test = sample_histograms(sampler, range(d), n, gen), n
+        H, n_test = items(sample_histograms(sampler, range(d), n, gen)), n
         picks = [(int(np.argmax(P[:, j])), int(np.argmin(P[:, j]))) for j in sens]
+        seen = H
     else:
         n_test = n - n // 2
-        S = sample_histograms(sampler, range(d), n // 2, gen)
-        H = sample_histograms(sampler, range(d), n_test, gen)
-        S = np.pad(S, ((0, 0), (0, max(0, d - S.shape[1]))))
+        S = items(sample_histograms(sampler, range(d), n // 2, gen))
+        H = items(sample_histograms(sampler, range(d), n_test, gen))
         picks = [(int(np.argmax(cp_lower(S[:, j], n // 2, miss))), int(np.argmin(cp_upper(S[:, j], n // 2, miss))))
                  for j in sens]
-    H = np.pad(H, ((0, 0), (0, max(0, d - H.shape[1]))))
-    if H.shape[1] > d:
-        raise ValueError(f"IPLDP needs item outputs: the sampler returned output index {H.shape[1] - 1} >= d={d}")
+        seen = S + H
+    nonsens = np.flatnonzero(~np.isfinite(eps))
+    structural = tuple((int(x), int(j), int(seen[x, j])) for j in nonsens for x in range(d)
+                       if x != j and seen[x, j] > 0)
     values = np.full(d, np.nan)
     bounds = []
     for j, (x, xp) in zip(sens, picks):
@@ -354,7 +361,7 @@ def audit_ipldp(
                    alpha, (x, xp), ev, n, events, k)
         bounds.append(b)
         values[j] = b.value
-    return ItemAudit(values, tuple(bounds), 1.0 - alpha, n, _method(events, k))
+    return ItemAudit(values, tuple(bounds), 1.0 - alpha, n, _method(events, k), structural)
 
 
 # ============================================================================ LIP
