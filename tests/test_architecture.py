@@ -54,7 +54,7 @@ ALLOWED: dict[str, set[str]] = {
     "streaming": {"_rng", "_validation", "base"},
     "testing": ORACLES | MECHANISMS,
     "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "contracts", "calibration",
-                                           "notion_map"},
+                                           "notion_map", "audit"},
     "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "experiments"},
 }
 #: the book's own tooling (``book/booktools``): it imports the kit, the kit never imports it

@@ -196,8 +196,9 @@ def test_artifact_page_tables_cover_every_item_and_dataset() -> None:
         assert it.section == experiments.get(it.id).section
     # every numbered figure and table is a claim of the register, of the same paper
     registered = {it.id: claims[claim_id(it.id) or ""] for it in items if (claim_id(it.id) or "") in claims}
-    # not numbered items of a paper: the FLDP datasets table, and the companion's own synthesis results
-    own = {it.id for it in items if it.id.startswith("synthesis-")}
+    # not numbered items of a paper: the FLDP datasets table, and the companion's own synthesis and
+    # auditing results
+    own = {it.id for it in items if it.id.startswith(("synthesis-", "audit-"))}
     assert set(registered) == {it.id for it in items} - {"fldp-datasets"} - own
     assert all(claim.paper == eid.split("-")[0] for eid, claim in registered.items())
     table = artifact_table(items, claims.values())

@@ -45,6 +45,8 @@ from __future__ import annotations
 
 # the *_figures modules are the paper families: importing them registers their experiments
 from . import (
+    audit,
+    audit_ldp_auditor,
     check,
     comparison,
     config,
