@@ -282,8 +282,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     args = ap.parse_args(argv)
     kit_n = args.kit_samples or (20_000 if args.quick else 1_000_000)
     peer_n = args.peer_samples or (2_000 if args.quick else 100_000)
+    # absolute paths (an output directory, another environment's python) are machine-specific
+    # and never stored: each is replaced by a placeholder naming what it was
     command = "python benchmarks/audit.py " + " ".join(
-        a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("/"))
+        "<path>" if os.path.isabs(a) else a for a in (sys.argv[1:] if argv is None else argv))
     t0 = time.perf_counter()
     result: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),

@@ -92,13 +92,13 @@ class Mutant:
 
     @property
     def budget_vector(self) -> np.ndarray:
-        """IPLDP: the finite budgets of the sensitive items."""
+        """The finite budgets of the sensitive items (for an IPLDP mutant)."""
         b = np.asarray(self.budget, dtype=float)
         return b[np.isfinite(b)]
 
     @property
     def sensitive(self) -> list[int]:
-        """IPLDP: the sensitive items (finite budgets)."""
+        """The sensitive items, those with a finite budget (for an IPLDP mutant)."""
         return [int(i) for i in np.flatnonzero(np.isfinite(np.asarray(self.budget, dtype=float)))]
 
 

@@ -306,7 +306,7 @@ def audit_ipldp(
     entry holds at once with probability at least ``1 - alpha``.  Compare with the budgets by
     :func:`violates`.  IPLDP's structural condition (a non-sensitive output reveals its input)
     is audited on every sample drawn: a non-sensitive output ``j`` seen from an input ``x != j``
-    is a witness, listed in :attr:`ItemAudit.structural` (certain, not statistical).
+    is a witness, listed in ``ItemAudit.structural`` (certain, not statistical).
 
     Examples
     --------

@@ -26,7 +26,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .._rng import child_seeds
 from ..audit import EventKind, audit_ldp, from_channel
@@ -77,6 +76,8 @@ def pair_rows(mech: object, v1: int, v2: int) -> np.ndarray:
 
 def compute(config: RunConfig) -> ExperimentData:
     """Tightness of the three statistics for GRR, RAPPOR, OUE, BLH and OLH at ``k`` in :data:`K_VALUES`, every budget of their grid."""
+    import pandas as pd
+
     n = max(100, int(round(la.NB_TRIALS * config.scale)))
     alpha = la.ALPHA
     rows = []
