@@ -106,7 +106,7 @@ __all__ = [
     "their_miss",
 ]
 
-#: their experiment 1: trials per input, significance level, domain sizes, budgets, seeds
+#: their experiment 1 (trials per input, significance level, domain sizes, budgets, seeds)
 NB_TRIALS = 10**6
 ALPHA = 1e-2
 K_GRID = (25, 50, 100, 150, 200)
@@ -162,7 +162,7 @@ SMOOTH_NODES = 257
 
 
 def _smooth(fn: Any, t: np.ndarray) -> np.ndarray:
-    """``fn(t)`` on a long run of consecutive counts: a cubic spline through :data:`SMOOTH_NODES` nodes.
+    """``fn(t)`` on a long run of consecutive counts: a cubic spline through ``SMOOTH_NODES`` nodes.
 
     The Clopper-Pearson bounds are smooth in the count; over a support of ``L`` counts the spline's
     relative error is of order ``(L / nodes)**4 / t**3``, far below the statistic's spread.
@@ -181,7 +181,7 @@ def ldp_auditor_moments(tpr: float, fpr: float, n: int, alpha: float, delta: flo
     The statistic is ``log(TPR_lower(TP) - delta) - log FPR_upper(FP)``, a sum of a function of
     ``TP`` and a function of ``FP``: its mean and variance are sums of the two, each a finite sum
     over its binomial law (truncated where the mass left out is below ``1e-13``; on long supports the
-    bounds are interpolated by a cubic spline through :data:`SMOOTH_NODES` exact nodes).
+    bounds are interpolated by a cubic spline through ``SMOOTH_NODES`` exact nodes).
 
     >>> m, s = ldp_auditor_moments(0.5, 0.2, 10**6, 1e-2)
     >>> round(m, 4), round(s, 4)

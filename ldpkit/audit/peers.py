@@ -27,7 +27,7 @@ indexing, for white-box events (``audit_ldp(o.sampler, n, channel=o.channel)``);
 channels are those of an ideal (uniformly random) hash, which the peers' ``xxhash`` approximates.
 The others (Hadamard response, RAPPOR, CMS, HCMS) are audited black-box.
 
-The peers draw from their own global generators (``numpy.random`` and :mod:`random`).  Every
+The peers draw from their own global generators (``numpy.random`` and ``random``).  Every
 batch of reports seeds both from the audit's generator and restores their previous state after
 the batch, so an audit with a fixed ``rng`` is reproducible and leaves the global state as it was.
 multi-freq-ldpy's clients are ``numba``-compiled and draw from numba's own generator, which is
@@ -139,7 +139,7 @@ def _seed_numba(seed: int) -> None:
 
 
 class _GlobalSeed:
-    """Seed ``numpy.random``, :mod:`random` and numba's generator for a block; restore the first two after it.
+    """Seed ``numpy.random``, ``random`` and numba's generator for a block; restore the first two after it.
 
     numba's generator (used inside jitted clients) cannot be saved, so it is only seeded.
     """

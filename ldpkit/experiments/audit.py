@@ -15,7 +15,7 @@ mechanisms' own sampling code) or an explicit channel through :func:`ldpkit.audi
   against the binomial upper quantile a correct auditor stays under;
 * ``audit-mutants`` (table, :func:`compute_mutants`): each mutant and control of
   :mod:`ldpkit.audit.mutants`, the smallest size of :data:`MUTANT_SIZES` at which the audit flags
-  it in all :data:`MUTANT_SEEDS` seeds, white-box (events from the claimed channel) and black-box;
+  it in all ``MUTANT_SEEDS`` seeds, white-box (events from the claimed channel) and black-box;
 * ``audit-notions`` (table, :func:`compute_notions`): the audits of the notions beyond LDP, entry
   by entry (IDUE's pairwise matrix, IPRR's and uRR's per-output levels, LIP under a prior).
 
@@ -75,7 +75,7 @@ __all__ = [
     "tightness_summary",
 ]
 
-#: the anchor: Arcolezi and Gambs's LDP-Auditor audits LDP frequency oracles from their samples
+#: the anchor, Arcolezi and Gambs's LDP-Auditor audits LDP frequency oracles from their samples
 PAPER = "arcolezi2024revealing"
 #: run seed of every audit experiment
 SEED = 20240624
@@ -83,23 +83,23 @@ SEED = 20240624
 ALPHA = 0.05
 #: miss probability of the validity runs (large, so that exceedances would be visible)
 VALIDITY_ALPHA = 0.2
-#: the validity limit: a correct auditor exceeds it with probability below this (binomial upper quantile)
+#: the validity limit, which a correct auditor exceeds it with probability below this (binomial upper quantile)
 FALSE_ALARM = 1e-6
 #: items of the audited mechanisms
 D = 4
 #: budget parameters of the tightness sweep (nats)
 BUDGETS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
-#: samples per input of the tightness sweep: 1e2 to 1e6, half a decade apart
+#: samples per input of the tightness sweep, 1e2 to 1e6, half a decade apart
 SIZES: tuple[int, ...] = tuple(int(round(10 ** (k / 2))) for k in range(4, 13))
-#: a bound "within 10%" of the exact value: ratio at least this
+#: a bound "within 10%" of the exact value has a ratio at least this
 TIGHT = 0.9
 #: the prior of the LIP audits (k-ary LIP optimum, validity) on D items
 LIP_PRIOR: tuple[float, ...] = (0.4, 0.3, 0.2, 0.1)
-#: GRR's LIP audit: three items and this prior (the tests' case)
+#: GRR's LIP audit uses three items and this prior (the tests' case)
 LIP_PRIOR_3: tuple[float, ...] = (0.5, 0.3, 0.2)
 #: samples per input of each validity run
 VALIDITY_N = 2_000
-#: sizes of the mutant search: 1e2 to 1e6, a quarter decade apart
+#: sizes of the mutant search, 1e2 to 1e6, a quarter decade apart
 MUTANT_SIZES: tuple[int, ...] = tuple(int(round(10 ** (k / 4))) for k in range(8, 25))
 #: seeds that must all flag a mutant
 MUTANT_SEEDS = 3
@@ -161,7 +161,7 @@ SKIPPED: Mapping[str, str] = MappingProxyType({
 def skipped_families() -> dict[str, str]:
     """Every registered family the tightness sweep does not audit, with the reason.
 
-    A family registered later and not listed in :data:`AUDITED` or :data:`SKIPPED` appears here
+    A family registered later and not listed in :data:`AUDITED` or ``SKIPPED`` appears here
     as not yet audited, so the chapter's table shows it.
     """
     from ..mechanisms import registered_mechanisms
@@ -403,7 +403,7 @@ def _budget_text(m: Mutant) -> str:
 def compute_mutants(config: RunConfig, *, sizes: Sequence[int] = MUTANT_SIZES) -> ExperimentData:
     """``audit-mutants``: per mutant and control, the smallest size at which every seed flags it, white and black.
 
-    Seeds are ``config.seed + s`` for ``s < `` :data:`MUTANT_SEEDS`.  Columns: ``name``,
+    Seeds are ``config.seed + s`` for ``s < MUTANT_SEEDS``.  Columns: ``name``,
     ``kind`` (``"mutant"`` or ``"control"``), ``bug``, ``notion``, ``claimed`` (the claimed
     budget, in words), ``exact_excess`` (the buggy channel's exact loss minus the claim: positive
     for a privacy bug), ``ldp_epsilon`` (the buggy channel's exact LDP epsilon), ``n_white`` and
@@ -444,12 +444,12 @@ def compute_mutants(config: RunConfig, *, sizes: Sequence[int] = MUTANT_SIZES) -
 
 # --------------------------------------------------------------------------- notions
 def compute_notions(config: RunConfig) -> ExperimentData:
-    """``audit-notions``: the notions beyond LDP audited entry by entry, one seed, :data:`NOTIONS_N` samples per input.
+    """``audit-notions``: the notions beyond LDP audited entry by entry, one seed, ``NOTIONS_N`` samples per input.
 
-    Rows: every ordered pair of IDUE-opt1 at :data:`IDUE_BUDGETS` (its log-ratio against the
-    MinID-LDP budget), every sensitive output of IPRR at :data:`IPRR_BUDGETS` and of uRR
+    Rows: every ordered pair of IDUE-opt1 at ``IDUE_BUDGETS`` (its log-ratio against the
+    MinID-LDP budget), every sensitive output of IPRR at ``IPRR_BUDGETS`` and of uRR
     (two sensitive items of four) against its exact level, and GRR's LIP epsilon under
-    :data:`LIP_PRIOR_3`.  Columns: ``notion``, ``mechanism``, ``entry``, ``budget``, ``exact``,
+    ``LIP_PRIOR_3``.  Columns: ``notion``, ``mechanism``, ``entry``, ``budget``, ``exact``,
     ``white``, ``black`` (the bounds), ``white_ratio``, ``black_ratio``, ``violated`` (any bound
     above its budget); plus, for uRR and IPRR, ``structural`` (witnesses against IPLDP's
     structural condition, which a correct mechanism never shows).

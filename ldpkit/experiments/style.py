@@ -199,6 +199,8 @@ MECHANISM_STYLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "Opt-LIP (Thm 2)": _look("vermillion", "x"),
     "Opt-LIP eps/2 (Thm 2)": _look("orange", "+"),
     "Sym-LIP eps/2 (eq. 23)": _look("green", "+"),
+    # the k-ary LIP optimum (LIP chapter's extension; audited in the auditing chapter)
+    "k-ary LIP": _look("vermillion", "*"),
 })
 #: names that are another name of one mechanism (the IPLDP paper's KRR is GRR, its uRR is URR)
 MECHANISM_ALIASES: Mapping[str, str] = MappingProxyType({
