@@ -16,20 +16,21 @@ from .channel_oracle import ChannelOracle
 from .accountant import Guarantee
 from .reports import ItemReports, Provenance
 from ._validation import ArgumentTypeError
-from .grr import GRR
+from .grr import GRR, KRR
+from .domain import Domain
 from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
 from .olh import OLH, HashedReports
 from .hadamard import FHR, HR, PairReports
 from .sets import ItemSets, as_itemsets
 from .padding import PaddingSampling
-from .unary import OUE, RAPPOR, UnaryEncoding, UnaryReports
+from .unary import OUE, RAPPOR, SUE, UnaryEncoding, UnaryReports
 from .urr import URR
 from .lip import BinaryRR
 from .iprr import IPRR
 from . import accountant, idue, lip, postprocess
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__ below); type checkers see them here
-    from . import budgets, datasets, metrics, streaming
+    from . import aggregation, budgets, datasets, metrics, reportio, streaming
 
 #: the version, read by ``pyproject.toml`` (``[tool.setuptools.dynamic]``), ``CITATION.cff`` and
 #: ``CHANGELOG.md`` must agree with it (tests/test_publishing.py)
@@ -38,7 +39,7 @@ __version__ = "0.1.0"
 #: submodules that ``import ldpkit`` does not load: ``ldpkit.datasets`` pulls in pooch, scipy's
 #: special functions and the loaders; the other three are small, but nothing above needs them.
 #: Each is imported on first attribute access (PEP 562).
-_LAZY_SUBMODULES = frozenset({"budgets", "datasets", "metrics", "streaming"})
+_LAZY_SUBMODULES = frozenset({"aggregation", "budgets", "datasets", "metrics", "reportio", "streaming"})
 
 __all__ = [
     "RNGLike",
@@ -57,8 +58,11 @@ __all__ = [
     "UnaryChannel",
     "HadamardChannel",
     "GRR",
+    "KRR",
     "OUE",
     "RAPPOR",
+    "SUE",
+    "Domain",
     "UnaryEncoding",
     "UnaryReports",
     "OLH",
@@ -89,6 +93,8 @@ __all__ = [
     "postprocess",
     "lip",
     "streaming",
+    "reportio",
+    "aggregation",
 ]
 
 

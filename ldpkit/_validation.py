@@ -39,6 +39,7 @@ __all__ = [
     "check_positive_int",
     "MAX_USERS",
     "real_array",
+    "check_real_counts",
 ]
 
 _ATOL = 1e-9
@@ -520,3 +521,16 @@ def check_budget_vector(budgets: Any, d: int, name: str = "budgets", allow_inf: 
         kind = "positive budgets or inf" if allow_inf else "finite positive budgets"
         raise ValueError(f"{name} must be {kind}, got {describe(arr[bad][0].item())} at item {int(np.flatnonzero(bad)[0])}")
     return arr
+
+
+def check_real_counts(counts: Any, d: int) -> np.ndarray:
+    """Real-valued counts of length ``d``: finite, non-negative, not all zero."""
+    c = real_array(counts, "counts")
+    if c.shape != (d,):
+        raise ValueError(f"counts must have shape ({d},), got {c.shape}")
+    bad = ~np.isfinite(c) | (c < 0)
+    if np.any(bad):
+        raise ValueError(f"counts must be finite and non-negative, got {float(c[bad][0])!r}")
+    if c.sum() <= 0:
+        raise ValueError("counts sum to zero: at least one user is needed")
+    return c

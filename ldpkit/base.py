@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import MAX_USERS, check_counts, check_items, check_positive_int, check_probabilities, real_array
+from ._validation import (MAX_USERS, ArgumentTypeError, check_counts, check_items, check_positive_int, check_probabilities,
+                          check_real_counts, real_array)
 from .accountant import Guarantee
 from .channels import Channel
-from .reports import ItemReports, Provenance, check_source
+from .reports import ItemReports, Provenance, check_source, report_row
 from .sets import ItemSetsLike
 
 __all__ = [
@@ -128,6 +129,26 @@ class FrequencyOracle(ComparedByConfiguration, Generic[ReportT]):
     def perturb(self, items: ArrayLike, rng: RNGLike = None) -> ReportT:
         """Client side: one randomised report per user (vectorised)."""
 
+    def perturb_item(self, item: int, rng: RNGLike = None) -> Any:
+        """One user's report of ``item``, as a plain value.
+
+        An ``int`` for single-item reports (GRR, HR, uRR, IPRR, channel oracles), a boolean
+        vector of ``d`` bits for unary encodings, ``(seed, bucket)`` for OLH and ``(plus, minus)``
+        for FHR.  For many users call :meth:`perturb`, which is vectorised.
+
+        Examples
+        --------
+        >>> from ldpkit import GRR, OLH
+        >>> GRR(4, 1.0).perturb_item(2, rng=0) in range(4)
+        True
+        >>> len(OLH(10, 1.0).perturb_item(3, rng=0))
+        2
+        """
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise ArgumentTypeError(f"item must be one item index in 0..{self.d - 1}, got {item!r}; "
+                                    "use perturb for many users")
+        return report_row(self.perturb(check_items([item], self.d, "item"), rng), 0)
+
     @abc.abstractmethod
     def aggregate(self, reports: ReportT) -> np.ndarray:
         """Server side: support count of every item (length ``d``)."""
@@ -157,6 +178,24 @@ class FrequencyOracle(ComparedByConfiguration, Generic[ReportT]):
     def provenance(self) -> Provenance:
         """What :meth:`perturb` stamps on its reports and :meth:`aggregate` requires of them."""
         return Provenance(type(self).__name__, tuple(self.report_parameters().items()))
+
+    # ------------------------------------------------------------------ recipe (report files)
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments that rebuild this mechanism with :meth:`from_arguments`.
+
+        Report files and aggregator states store them (:func:`ldpkit.reportio.mechanism_config`),
+        so that reports can be estimated from the file alone; the rebuilt mechanism must have the
+        same :attr:`provenance`, which loading checks.  Values are numbers, strings, arrays,
+        nested mechanisms and plain lists and dicts of these.  A family that cannot be rebuilt
+        raises ``NotImplementedError`` (the default), and its reports are then saved only with
+        the mechanism given again when they are loaded.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not state the arguments that rebuild it")
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> FrequencyOracle[Any]:
+        """Rebuild a mechanism from :meth:`arguments` (the default calls the constructor with them)."""
+        return cls(**arguments)
 
     # ------------------------------------------------------------------ identity
     def configuration(self) -> tuple[object, ...]:
@@ -238,6 +277,33 @@ class FrequencyOracle(ComparedByConfiguration, Generic[ReportT]):
         if trials is None:
             return self._simulate_support(counts, gen)
         return np.stack([self._simulate_support(counts, gen) for _ in range(trials)])
+
+    def variance_at(self, counts: ArrayLike) -> np.ndarray:
+        """:meth:`variance` at real-valued counts (non-negative, not all zero), by linearity.
+
+        Every variance in ldpkit is a sum over users, so it is linear in the counts:
+        ``Var_i(c) = sum_x c_x Var_i(e_x)`` with ``e_x`` one user holding ``x``.  The default
+        evaluates that sum (``d`` calls of :meth:`variance`, for ``d <= 4096``); families with a
+        closed form override it.  Used by :meth:`variance_estimate`.
+        """
+        c = check_real_counts(counts, self.d)
+        if self.d > 4096:
+            raise ValueError(f"variance at real counts needs a closed form for d={self.d} > 4096")
+        per_user = np.stack([self.variance(np.eye(1, self.d, x, dtype=np.int64)[0]) for x in range(self.d)])
+        return c @ per_user
+
+    def variance_estimate(self, support: ArrayLike, n: int) -> np.ndarray:
+        """Plug-in estimate of :meth:`variance` from the aggregate of ``n`` users' reports.
+
+        The exact variance is evaluated at the counts of the estimate projected onto
+        ``{c >= 0, sum c = n}`` (Norm-Sub, :func:`ldpkit.postprocess.norm_sub`), the nearest
+        count vector the population could have.  Derived and checked for coverage in the
+        tutorial chapter (:ref:`sec-tutorial-uncertainty`).
+        """
+        from .postprocess import norm_sub
+
+        est = self.estimate_from_support(np.asarray(support), n)
+        return self.variance_at(norm_sub(est, float(n)))
 
     def mse(self, counts: ArrayLike) -> float:
         """Exact total MSE ``sum_i Var(c_hat_i)`` of the unbiased estimator (counts scale)."""
@@ -380,6 +446,10 @@ class SupportOracle(FrequencyOracle[ReportT]):
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
         return _variance_formula(check_counts(counts, self.d).astype(float), self.p_support, self.q_support)
+
+    def variance_at(self, counts: ArrayLike) -> np.ndarray:
+        """The variance formula at real-valued counts (it is affine in them)."""
+        return _variance_formula(check_real_counts(counts, self.d), self.p_support, self.q_support)
 
 
 def item_report_mle(output_counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:

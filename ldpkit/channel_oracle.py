@@ -38,6 +38,7 @@ from ._validation import (
     check_items,
     check_positive_int,
     check_positive_real,
+    check_real_counts,
     real_array,
 )
 from .accountant import Guarantee
@@ -165,6 +166,20 @@ class ChannelOracle(FrequencyOracle[ItemReports]):
         """``d``, ``k`` and a fingerprint of the channel matrix."""
         return {"d": self.d, "k": self.n_outputs, "matrix": array_digest(self.matrix)}
 
+    def arguments(self) -> dict[str, Any]:
+        """The channel matrix and the declared guarantees (as ``{"notion", "params"}`` records)."""
+        return {"channel": self.matrix.copy(),
+                "guarantees": [{"notion": g.notion, "params": dict(g.params)} for g in self.guarantees()]}
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> ChannelOracle:
+        """Rebuild from :meth:`arguments` (guarantee records become :class:`~ldpkit.accountant.Guarantee`)."""
+        args = dict(arguments)
+        records = args.pop("guarantees", None)
+        if records is not None:
+            args["guarantees"] = [Guarantee(r["notion"], **r["params"]) for r in records]
+        return cls(**args)
+
     def aggregate(self, reports: ArrayLike) -> np.ndarray:
         """Output counts ``Y`` (length ``k``)."""
         check_source(reports, self.provenance)
@@ -202,6 +217,11 @@ class ChannelOracle(FrequencyOracle[ItemReports]):
         c = check_counts(counts, self.d).astype(float)
         mu = self.matrix.T @ c
         return (self.left_inverse**2) @ mu - c
+
+    def variance_at(self, counts: ArrayLike) -> np.ndarray:
+        """:meth:`variance` at real-valued counts (the formula is linear in them)."""
+        c = check_real_counts(counts, self.d)
+        return (self.left_inverse**2) @ (self.matrix.T @ c) - c
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # one multinomial per input item: the exact law of the output counts

@@ -6,6 +6,7 @@ Derived in the Foundations chapter (eq. :eq:`eq-grr` and :prf:ref:`thm-pure-vari
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -16,7 +17,7 @@ from .base import ItemReportOracle
 from .channels import ExplicitChannel
 from .reports import ItemReports
 
-__all__ = ["GRR"]
+__all__ = ["GRR", "KRR"]
 
 #: largest domain for which :meth:`GRR.channel` builds the dense ``d x d`` matrix
 MAX_EXPLICIT_D = 4096
@@ -60,6 +61,10 @@ class GRR(ItemReportOracle):
         self.p_support = np.full(d, self.p)
         self.q_support = np.full(d, self.q)
 
+    def arguments(self) -> dict[str, Any]:
+        """``d`` and ``epsilon``."""
+        return {"d": self.d, "epsilon": self.epsilon}
+
     def channel(self) -> ExplicitChannel:
         """The ``d x d`` matrix with ``p`` on the diagonal and ``q`` elsewhere."""
         if self.d > MAX_EXPLICIT_D:
@@ -85,3 +90,8 @@ class GRR(ItemReportOracle):
         kept = rng.binomial(counts, lam)
         rest = int(counts.sum() - kept.sum())
         return kept + rng.multinomial(rest, np.full(self.d, 1.0 / self.d))
+
+
+#: k-ary randomised response: the name the LDP literature (and other libraries) give GRR; the same
+#: class, so its reports and provenance say ``GRR``
+KRR = GRR

@@ -116,6 +116,7 @@ from ._validation import (
     check_int64_signed_sums,
     check_items,
     check_positive_int,
+    check_real_counts,
     describe,
 )
 from .accountant import Guarantee
@@ -360,6 +361,10 @@ class HR(SupportOracle[ItemReports]):
         self.q_support = np.full(d, 0.5)
         self._rows, self._low = _rows_lowbit(d)
 
+    def arguments(self) -> dict[str, Any]:
+        """``d`` and ``epsilon``."""
+        return {"d": self.d, "epsilon": self.epsilon}
+
     def channel(self) -> HadamardChannel:
         """``P(y | x) = 2p/K`` on the ``+1`` positions of row ``x + 1``, ``2q/K`` on its ``-1`` positions."""
         return HadamardChannel(self.d, self.K, self.p, self.q, paired=False)
@@ -440,6 +445,10 @@ class PairReports:
     def __len__(self) -> int:
         return int(np.asarray(self.plus).shape[0])
 
+    def row(self, i: int) -> tuple[int, int]:
+        """User ``i``'s report ``(plus, minus)``."""
+        return int(self.plus[i]), int(self.minus[i])
+
 
 class FHR(FrequencyOracle[PairReports]):
     """Flexible Hadamard Response (Zhao et al. 2022), as reconstructed in the module docstring.
@@ -508,6 +517,10 @@ class FHR(FrequencyOracle[PairReports]):
     def report_parameters(self) -> dict[str, Any]:
         """``d``, the FLDP budget and ``K``."""
         return {"d": self.d, "epsilon": self.fldp_epsilon, "K": self.K}
+
+    def arguments(self) -> dict[str, Any]:
+        """``d`` and ``fldp_epsilon``."""
+        return {"d": self.d, "fldp_epsilon": self.fldp_epsilon}
 
     def guarantees(self) -> list[Guarantee]:
         """``(1/2, eps)``-FLDP (pairwise reading; FLDP chapter, :prf:ref:`thm-fhr-fldp`)."""
@@ -582,7 +595,11 @@ class FHR(FrequencyOracle[PairReports]):
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
         """``c_i / sinh^2(eps/2) + (n - c_i) / (2 tanh^2(eps/2))`` (module docstring)."""
-        c = check_counts(counts, self.d).astype(float)
+        return self.variance_at(check_counts(counts, self.d).astype(float))
+
+    def variance_at(self, counts: ArrayLike) -> np.ndarray:
+        """:meth:`variance` at real-valued counts (the formula is affine in them)."""
+        c = check_real_counts(counts, self.d)
         n = c.sum()
         half = self.fldp_epsilon / 2
         return c / math.sinh(half) ** 2 + (n - c) / (2.0 * self.lam**2)

@@ -226,6 +226,10 @@ class IPRR(ItemReportOracle):
         """``d`` and the per-item budgets (``inf`` for non-sensitive items)."""
         return {"d": self.d, "budgets": tuple(float(e) for e in self.budgets)}
 
+    def arguments(self) -> dict[str, Any]:
+        """The per-item budgets (``inf`` for non-sensitive items)."""
+        return {"budgets": self.budgets.copy()}
+
     def channel(self) -> ExplicitChannel:
         """The ``d x d`` matrix of the paper's eq. (11) (outputs are items)."""
         if self.d > MAX_EXPLICIT_D:

@@ -136,6 +136,10 @@ class HashedReports:
     def __len__(self) -> int:
         return int(self.seeds.shape[0])
 
+    def row(self, i: int) -> tuple[int, int]:
+        """User ``i``'s report ``(seed, bucket)``."""
+        return int(self.seeds[i]), int(self.values[i])
+
 
 def _mix64(z: np.ndarray) -> np.ndarray:
     """SplitMix64 finaliser (a bijection of 64-bit words), applied elementwise to ``uint64``."""
@@ -278,6 +282,10 @@ class OLH(SupportOracle[HashedReports]):
     def report_parameters(self) -> dict[str, Any]:
         """``d``, ``epsilon``, ``g`` and the hash family."""
         return {"d": self.d, "epsilon": self.epsilon, "g": self.g, "hash": HASH_FAMILY}
+
+    def arguments(self) -> dict[str, Any]:
+        """``d``, ``epsilon`` and ``g``."""
+        return {"d": self.d, "epsilon": self.epsilon, "g": self.g}
 
     # ------------------------------------------------------------------ accounting
     @staticmethod

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, Generic, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import MAX_USERS, ArgumentTypeError, check_domain_size, check_positive_int, describe
@@ -98,6 +99,41 @@ class PaddingSampling(ComparedByConfiguration, Generic[ReportT]):
 
     def __repr__(self) -> str:
         return f"PaddingSampling(d={self.d}, ell={self.ell}, inner={self.inner!r})"
+
+    def arguments(self) -> dict[str, Any]:
+        """``d``, ``ell`` and the inner oracle over ``d + ell`` items (rebuilt by :meth:`from_arguments`)."""
+        return {"inner": self.inner, "d": self.d, "ell": self.ell}
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> PaddingSampling[Any]:
+        """Rebuild from :meth:`arguments`: the stored inner oracle is the factory's only product."""
+        args = dict(arguments)
+        inner = args.pop("inner")
+        return cls(lambda k: inner, **args)
+
+    def n_reports(self, reports: ReportT) -> int:
+        """Number of users behind ``reports`` (one report each)."""
+        return self.inner.n_reports(self._to_inner(reports))
+
+    def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
+        """``ell`` times the inner estimate of the real items, from :meth:`aggregate`'s counts of ``n`` users."""
+        return self.ell * self.inner.estimate_from_support(np.asarray(support), n)[: self.d]
+
+    def variance_estimate(self, support: ArrayLike, n: int) -> np.ndarray:
+        """Plug-in estimate of the estimator's variance from the aggregate of ``n`` users' reports.
+
+        With users drawn independently from a population, each user's sampled item is an
+        independent draw with probabilities ``pi = E[S] / n`` over the padded domain, so by the
+        law of total variance ``Var = ell^2 [Var_inner(E S) + n pi (1 - pi)]`` (for fixed users
+        the second term is an upper bound, by concavity).  ``E S`` is estimated by the inner
+        estimate projected onto ``{S >= 0, sum S = n}`` (tutorial chapter,
+        :ref:`sec-tutorial-uncertainty`).
+        """
+        from .postprocess import norm_sub
+
+        s = norm_sub(self.inner.estimate_from_support(np.asarray(support), n), float(n))
+        var = self.inner.variance_at(s) + s * (1.0 - s / float(n))
+        return self.ell**2 * var[: self.d]
 
     def configuration(self) -> tuple[object, ...]:
         """The class, ``d``, ``ell``, the inner oracle's configuration and the declared guarantees (equality, hashing)."""

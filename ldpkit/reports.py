@@ -23,7 +23,7 @@ import numpy as np
 
 from ._validation import describe
 
-__all__ = ["ItemReports", "Provenance", "array_digest", "check_source", "source_of", "with_source"]
+__all__ = ["ItemReports", "Provenance", "array_digest", "check_source", "report_row", "source_of", "with_source"]
 
 
 def array_digest(values: Any) -> str:
@@ -114,6 +114,13 @@ class ItemReports(np.ndarray):
     def __setstate__(self, state: Any) -> None:
         super().__setstate__(state[:-1])
         self.source = state[-1]
+
+
+def report_row(reports: Any, i: int) -> Any:
+    """Report ``i`` of a container as a plain value: an ``int`` for single-item reports, else the container's ``row(i)``."""
+    if isinstance(reports, np.ndarray):
+        return int(reports[i])
+    return reports.row(i)
 
 
 def source_of(reports: Any) -> Provenance | None:

@@ -20,7 +20,7 @@ from .base import SupportOracle
 from .channels import UnaryChannel
 from .reports import Provenance, array_digest, check_source
 
-__all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE"]
+__all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE", "SUE"]
 
 #: bit k (np.packbits order) of every byte value, as integers: shape (256, 8)
 _PATTERN_BITS_INT = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)[None, :]) & 1).astype(np.int64)
@@ -69,6 +69,10 @@ class UnaryReports:
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
+
+    def row(self, i: int) -> np.ndarray:
+        """User ``i``'s ``d`` bits as a boolean vector."""
+        return np.unpackbits(self.bits[i], count=self.d).astype(bool)
 
     def to_dense(self) -> np.ndarray:
         """Unpack to a boolean ``(n, d)`` matrix (for small inputs and tests)."""
@@ -153,6 +157,10 @@ class UnaryEncoding(SupportOracle[UnaryReports]):
         """``d`` and fingerprints of the bit probabilities ``a`` and ``b``."""
         return {"d": self.d, "a": array_digest(self.a), "b": array_digest(self.b)}
 
+    def arguments(self) -> dict[str, Any]:
+        """The bit probabilities ``a``, ``b`` and the declared ``epsilon`` (``None`` for none)."""
+        return {"a": self.a.copy(), "b": self.b.copy(), "epsilon": self.epsilon if math.isfinite(self.epsilon) else None}
+
     def aggregate(self, reports: UnaryReports) -> np.ndarray:
         if not isinstance(reports, UnaryReports) or reports.d != self.d:
             got = f"UnaryReports over d={reports.d}" if isinstance(reports, UnaryReports) else type(reports).__name__
@@ -232,6 +240,10 @@ class RAPPOR(UnaryEncoding):
         """``d`` and ``epsilon``, which determine the bit probabilities."""
         return {"d": self.d, "epsilon": self.epsilon}
 
+    def arguments(self) -> dict[str, Any]:
+        """``d`` and ``epsilon``."""
+        return {"d": self.d, "epsilon": self.epsilon}
+
 
 class OUE(UnaryEncoding):
     """Optimised unary encoding (Wang et al. 2017): ``a = 1/2``, ``b = 1/(e^eps + 1)``.
@@ -255,3 +267,12 @@ class OUE(UnaryEncoding):
     def report_parameters(self) -> dict[str, Any]:
         """``d`` and ``epsilon``, which determine the bit probabilities."""
         return {"d": self.d, "epsilon": self.epsilon}
+
+    def arguments(self) -> dict[str, Any]:
+        """``d`` and ``epsilon``."""
+        return {"d": self.d, "epsilon": self.epsilon}
+
+
+#: symmetric unary encoding: the name Wang et al. (2017) give basic RAPPOR (bits kept with
+#: probability ``e^(eps/2) / (e^(eps/2) + 1)``); the same class, so its reports say ``RAPPOR``
+SUE = RAPPOR

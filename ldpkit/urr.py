@@ -137,6 +137,10 @@ class URR(ItemReportOracle):
         """``d``, the ULDP budget and the sensitive set."""
         return {"d": self.d, "epsilon": self.uldp_epsilon, "sensitive": tuple(int(i) for i in self.sensitive_items)}
 
+    def arguments(self) -> dict[str, Any]:
+        """``d``, ``uldp_epsilon`` and the sensitive items."""
+        return {"d": self.d, "uldp_epsilon": self.uldp_epsilon, "sensitive": self.sensitive_items.copy()}
+
     def guarantees(self) -> list[Guarantee]:
         """``(X_S, eps)``-ULDP with the sensitive items as protected outputs; LDP too when ``X_S = X``."""
         out = [Guarantee("uldp", epsilon=self.uldp_epsilon, sensitive=self.sensitive_items.copy())]

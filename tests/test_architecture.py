@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "postprocess": {"_validation", "channels"},
     "metrics": {"_validation"},
     "budgets": {"_rng", "_validation"},
-    "base": CORE,
+    "base": CORE | {"postprocess"},
     "channel_oracle": ORACLES,
     "grr": ORACLES,
     "unary": ORACLES,
@@ -52,10 +52,14 @@ ALLOWED: dict[str, set[str]] = {
     "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant"},
     "notion_map": MECHANISMS | {"_rng", "_validation", "accountant", "channels", "contracts", "mechanisms"},
     "streaming": {"_rng", "_validation", "base"},
+    "domain": {"_validation"},
+    "reportio": ORACLES | MECHANISMS | {"domain"},
+    "aggregation": {"_validation", "domain", "reportio"},
     "testing": ORACLES | MECHANISMS,
     "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "contracts", "calibration",
                                            "notion_map", "audit"},
-    "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "experiments"},
+    "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "experiments", "domain", "reportio",
+                                   "aggregation", "contracts", "calibration"},
 }
 #: the book's own tooling (``book/booktools``): it imports the kit, the kit never imports it
 BOOK_TOOLING = "booktools"

@@ -107,7 +107,10 @@ def privacy_profile(
     Parameters
     ----------
     mech
-        Channel or mechanism with ``.channel()``.
+        Channel or mechanism with ``.channel()``.  When none of ``budgets``, ``sensitive`` and
+        ``prior`` is given, a mechanism's own declared guarantees give them (and ``alpha`` and
+        other notion parameters): ``privacy_profile(IPRR(e))`` uses ``e``, ``privacy_profile(urr)``
+        its sensitive set, ``privacy_profile(BinaryRR(..., prior=p, ...))`` its prior.
     budgets
         Per-item budget vector ``E`` of length ``d``; ``inf`` marks a non-sensitive item
         (the convention of :class:`~ldpkit.iprr.IPRR`).  Enables the scale notions
@@ -132,9 +135,15 @@ def privacy_profile(
     (True, inf, 1.0)
     >>> round(accountant.privacy_profile(GRR(3, 0.5), budgets=e).minid_scale, 6)
     1.0
+    >>> accountant.privacy_profile(IPRR(e)).ipldp_satisfied   # its own budgets
+    True
     """
     ch = as_channel(mech)
     d = require_pairs(ch)
+    if budgets is None and sensitive is None and prior is None:
+        own = _own_parameters(mech, d)
+        budgets, sensitive, prior = own.pop("budgets", None), own.pop("sensitive", None), own.pop("prior", None)
+        context = {**own, **context}
     known, sens = _context(d, budgets, sensitive, prior, context)
     values: dict[str, Optional[float]] = {}
     scales = []
@@ -156,6 +165,33 @@ def privacy_profile(
         scales=tuple(scales),
         sensitive=None if sens is None else tuple(int(i) for i in np.sort(sens)),
     )
+
+
+def _own_parameters(mech: Any, d: int) -> dict[str, Any]:
+    """The parameters a mechanism's declared guarantees state (budgets, sensitive items, prior, ...).
+
+    A budget vector stated for the sensitive items only (IPLDP's form) is widened to all ``d``
+    items with ``inf`` for the others.  The first guarantee stating a parameter gives it.
+    """
+    guarantees = getattr(mech, "guarantees", None)
+    if not callable(guarantees):
+        return {}
+    found: dict[str, Any] = {}
+    for g in guarantees():
+        params = dict(g.params)
+        if "budgets" in params and "sensitive" in params:
+            b = np.asarray(params["budgets"], dtype=float)
+            s = np.asarray(params["sensitive"])
+            if b.size == s.size and b.size < d and s.dtype.kind in "iu":
+                full = np.full(d, np.inf)
+                full[s] = b
+                params["budgets"] = full
+        for key, value in params.items():
+            if key != "epsilon":
+                found.setdefault(key, value)
+    if "budgets" in found and "sensitive" in found:
+        del found["sensitive"]  # implied by the finite budgets
+    return found
 
 
 def _context(

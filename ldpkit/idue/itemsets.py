@@ -126,6 +126,18 @@ class IDUEPS(PaddingSampling[UnaryReports]):
     def __repr__(self) -> str:
         return f"IDUEPS(d={self.d}, ell={self.ell}, levels={self.solution.t}, model={self.solution.model!r})"
 
+    def arguments(self) -> dict[str, Any]:
+        """The real items' budgets, ``ell``, the dummy budget and the solution (:meth:`IDUESolution.record`)."""
+        return {"budgets": self.budgets.copy(), "ell": self.ell, "dummy_budget": self.dummy_budget,
+                "model": self.solution.record()}
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> IDUEPS:
+        """Rebuild with :func:`idue_ps` from :meth:`arguments` (the stored solution, not solved again)."""
+        args = dict(arguments)
+        sol = IDUESolution.from_record(args.pop("model"))
+        return idue_ps(model=sol, r=sol.r, **args)
+
     def guarantees(self) -> list[Guarantee]:
         """Theorem 4: MinID-LDP over every item set with the budgets of eq. (15).
 

@@ -5,7 +5,7 @@ ID-LDP chapter, :prf:ref:`alg-idue` and eqs. :eq:`eq-idue-estimator` and :eq:`eq
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -131,6 +131,18 @@ class IDUE(UnaryEncoding):
 
     def __repr__(self) -> str:
         return f"IDUE(d={self.d}, levels={self.solution.t}, model={self.solution.model!r})"
+
+    def arguments(self) -> dict[str, Any]:
+        """The per-item budgets and the solution in use (:meth:`IDUESolution.record`), not solved again on loading."""
+        return {"budgets": self.budgets.copy(), "model": self.solution.record()}
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> IDUE:
+        """Rebuild from :meth:`arguments` (the stored solution's feasibility is checked again)."""
+        args = dict(arguments)
+        if isinstance(args.get("model"), dict):
+            args["model"] = IDUESolution.from_record(args["model"])
+        return cls(**args)
 
     def guarantees(self) -> list[Guarantee]:
         """E-ID-LDP for the per-item budgets with the solution's pair rule (MinID-LDP for ``min``)."""

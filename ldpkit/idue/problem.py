@@ -326,6 +326,27 @@ class IDUESolution:
         """Per-level ``(g, h)`` with ``Var[c_hat] = n g + c h`` (eq. 7)."""
         return variance_terms(self.a, self.b)
 
+    def record(self) -> dict[str, Any]:
+        """The solution as plain data (what report files store); :meth:`from_record` inverts it.
+
+        The solver's diagnostics are not kept.  A pair rule given as a function cannot be stored
+        (``NotImplementedError``).
+        """
+        if not isinstance(self.r, str):
+            raise NotImplementedError(f"an IDUE solution with a pair rule given as a function ({self.r!r}) cannot be stored")
+        return {"model": self.model, "level_budgets": self.level_budgets.copy(), "level_sizes": self.level_sizes.copy(),
+                "a": self.a.copy(), "b": self.b.copy(), "objective": float(self.objective),
+                "worst_case_mse_per_user": float(self.worst_case_mse_per_user), "r": self.r,
+                "pair_budgets": self.pair_budgets.copy(), "same_level_pairs": self.same_level_pairs}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> IDUESolution:
+        """Rebuild a solution stored by :meth:`record` (its feasibility is checked again by :class:`~ldpkit.IDUE`)."""
+        fields = dict(record)
+        for key in ("level_budgets", "level_sizes", "a", "b", "pair_budgets"):
+            fields[key] = np.asarray(fields[key])
+        return cls(**fields, diagnostics={"restored": True})
+
 
 def verify_solution(a: np.ndarray, b: np.ndarray, R: np.ndarray, mask: np.ndarray, what: str) -> float:
     """Check ``0 < b < a < 1`` and every constrained ratio; return the worst log-slack.

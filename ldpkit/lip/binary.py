@@ -173,6 +173,16 @@ class BinaryRR(ChannelOracle):
         a = check_probability(q, "q")
         return cls(a, a, prior=prior, epsilon=epsilon, lip_epsilon=lip_epsilon)
 
+    def arguments(self) -> dict[str, Any]:
+        """``q0``, ``q1``, the prior and the declared budgets (``None`` where none is declared)."""
+        return {"q0": self.q0, "q1": self.q1, "prior": self.prior,
+                "epsilon": self.epsilon if math.isfinite(self.epsilon) else None, "lip_epsilon": self.lip_epsilon}
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> BinaryRR:
+        """Rebuild from :meth:`arguments` (the constructor's keywords)."""
+        return cls(**arguments)
+
     def configuration(self) -> tuple[object, ...]:
         """The channel oracle's configuration and the prior (which the MMSE estimate uses)."""
         return (*super().configuration(), self.prior)
