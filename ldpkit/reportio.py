@@ -70,6 +70,7 @@ from .domain import Domain
 from .reports import ItemReports, Provenance, source_of
 
 __all__ = [
+    "BLOCK_REPORTS",
     "FORMAT_VERSION",
     "ReportCodec",
     "ReportFile",
@@ -83,6 +84,7 @@ __all__ = [
     "open_reports",
     "register_report_codec",
     "registered_codecs",
+    "unregister_report_codec",
     "save_reports",
 ]
 
@@ -259,7 +261,11 @@ class ReportCodec:
     build
         ``(columns, meta, source) -> reports``.
     csv_format, csv_parse
-        Optional conversions of a column to and from CSV text (default: integers as text).
+        Optional conversions of a column to and from CSV text (default: integers as text, a
+        row of a 2-d column as integers separated by spaces).
+    widths
+        ``meta -> width of each column``: ``None`` for a 1-d column (one value per report), an
+        integer ``w`` for a 2-d column of ``w`` values per report (default: every column 1-d).
     """
 
     kind: str
@@ -270,6 +276,11 @@ class ReportCodec:
     build: Callable[[tuple[np.ndarray, ...], dict[str, Any], Optional[Provenance]], Any]
     csv_format: Optional[Callable[[np.ndarray, dict[str, Any]], list[str]]] = None
     csv_parse: Optional[Callable[[list[str], dict[str, Any]], np.ndarray]] = None
+    widths: Optional[Callable[[dict[str, Any]], tuple[Optional[int], ...]]] = None
+
+    def column_widths(self, meta: dict[str, Any]) -> tuple[Optional[int], ...]:
+        """Width of each column for reports with ``meta`` (``None``: one value per report)."""
+        return (None,) * len(self.columns) if self.widths is None else tuple(self.widths(meta))
 
 
 _CODECS: Registry[ReportCodec] = Registry("report codec")
@@ -282,6 +293,11 @@ def register_report_codec(codec: ReportCodec) -> ReportCodec:
     return _CODECS.add(codec.kind, codec)
 
 
+def unregister_report_codec(kind: str) -> None:
+    """Remove a report type (tests that register their own clean up with this)."""
+    _CODECS.remove(kind)
+
+
 def registered_codecs() -> tuple[ReportCodec, ...]:
     """Every registered report type."""
     _register_builtin()
@@ -289,13 +305,18 @@ def registered_codecs() -> tuple[ReportCodec, ...]:
 
 
 def codec_for(reports: Any) -> ReportCodec:
-    """The codec of a report container (the most specific registered type it is an instance of)."""
+    """The codec of a report container (the most specific registered type it is an instance of).
+
+    A plain 1-d integer array counts as single-item reports built by hand (``item``).
+    """
     for codec in registered_codecs():
         if type(reports) is codec.type:
             return codec
     for codec in registered_codecs():
         if isinstance(reports, codec.type):
             return codec
+    if isinstance(reports, np.ndarray) and reports.ndim == 1 and reports.dtype.kind in "iu":
+        return _CODECS.get("item")  # hand-built single-item reports: a plain integer array
     kinds = ", ".join(c.type.__name__ for c in registered_codecs())
     raise ArgumentTypeError(f"no report file format for {type(reports).__name__} (known: {kinds})")
 
@@ -342,7 +363,7 @@ def _register_builtin() -> None:
         "unary", UnaryReports, (("bits", "|u1", False),), lambda r: {"d": int(r.d)},
         lambda r: (r.bits,),
         lambda cols, meta, src: UnaryReports(cols[0], int(meta["d"]), src),
-        _bits_to_text, _text_to_bits))
+        _bits_to_text, _text_to_bits, lambda meta: ((int(meta["d"]) + 7) // 8,)))
     register_report_codec(ReportCodec(
         "hashed", HashedReports, (("seed", "<u8", False), ("value", "<i8", True)), lambda r: {"g": int(r.g)},
         lambda r: (np.asarray(r.seeds, dtype=np.uint64), np.asarray(r.values, dtype=np.int64)),
@@ -527,7 +548,10 @@ class ReportWriter:
     def _write_csv_rows(self, cols: tuple[np.ndarray, ...]) -> None:
         codec = self._codec
         assert codec is not None
-        texts = [codec.csv_format(c, self._meta) if codec.csv_format else c.astype(str).tolist() for c in cols]
+        widths = codec.column_widths(self._meta)
+        texts = [codec.csv_format(c, self._meta) if codec.csv_format else
+                 (c.astype(str).tolist() if w is None else [" ".join(map(str, row)) for row in c.tolist()])
+                 for c, w in zip(cols, widths)]
         self._fh.write("".join(",".join(row) + "\n" for row in zip(*texts)))
         self.blocks += 1
 
@@ -662,7 +686,7 @@ class ReportFile:
 
     def _binary_batches(self) -> Iterator[Any]:
         codec = self.codec
-        row_bytes = [self._row_shape(name) for name, _, _ in codec.columns]
+        widths = codec.column_widths(self.meta)
         size = os.path.getsize(self.path)
         seen = 0
         with open(self.path, "rb") as fh:
@@ -683,7 +707,8 @@ class ReportFile:
                     raise ReportFileError(f"{self.path}: corrupted: block {block} describes {len(dtypes)} columns")
                 cols = []
                 got_crc = 0
-                for (name, dtype, _), per_row, dt in zip(codec.columns, row_bytes, dtypes):
+                for (name, dtype, _), width, dt in zip(codec.columns, widths, dtypes):
+                    per_row = 1 if width is None else int(width)
                     count = rows * per_row
                     nbytes = count * dt.itemsize
                     if fh.tell() + nbytes > size - _END_SIZE:
@@ -691,7 +716,7 @@ class ReportFile:
                     raw = fh.read(nbytes)
                     got_crc = zlib.crc32(raw, got_crc)
                     arr = np.frombuffer(raw, dtype=dt).astype(np.dtype(dtype).newbyteorder("="))
-                    cols.append(arr.reshape((rows, per_row)) if per_row != 1 or name == "bits" else arr)
+                    cols.append(arr if width is None else arr.reshape((rows, per_row)))
                 if got_crc != crc:
                     raise ReportFileError(f"{self.path}: corrupted: block {block} (reports {seen} to {seen + rows - 1}) "
                                           "fails its checksum")
@@ -701,11 +726,6 @@ class ReportFile:
                 raise ReportFileError(f"{self.path}: corrupted: {size - _END_SIZE - fh.tell()} stray bytes after the last block")
         if seen != self.n:
             raise ReportFileError(f"{self.path}: corrupted: blocks hold {seen} reports, the end record says {self.n}")
-
-    def _row_shape(self, name: str) -> int:
-        if self.codec.kind == "unary" and name == "bits":
-            return (int(self.meta["d"]) + 7) // 8
-        return 1
 
     # ---------------------------------------------------------------- CSV
     def _open_csv(self) -> tuple[dict[str, Any], int, int, int]:
@@ -772,13 +792,21 @@ class ReportFile:
     def _csv_build(self, rows: list[list[str]], first_line: int) -> Any:
         codec = self.codec
         cols = []
-        for j, (name, dtype, _) in enumerate(codec.columns):
+        widths = codec.column_widths(self.meta)
+        for j, ((name, dtype, _), width) in enumerate(zip(codec.columns, widths)):
             text = [r[j] for r in rows]
+            native = np.dtype(dtype).newbyteorder("=")
             try:
                 if codec.csv_parse is not None:
                     cols.append(codec.csv_parse(text, self.meta))
+                elif width is None:
+                    cols.append(np.array([int(t) for t in text], dtype=native))
                 else:
-                    cols.append(np.array([int(t) for t in text], dtype=np.dtype(dtype).newbyteorder("=")))
+                    values = [[int(v) for v in t.split()] for t in text]
+                    bad = next((i for i, v in enumerate(values) if len(v) != width), None)
+                    if bad is not None:
+                        raise ValueError(f"report {bad} holds {len(values[bad])} values, expected {width}")
+                    cols.append(np.array(values, dtype=native).reshape(len(values), width))
             except (ValueError, OverflowError) as exc:
                 raise ReportFileError(f"{self.path}: column {name!r} of lines {first_line}-{first_line + len(rows) - 1} "
                                       f"is not valid: {exc}") from exc
@@ -801,9 +829,9 @@ class ReportFile:
         """All reports in one container (for files that fit in memory)."""
         parts = list(self.batches())
         if not parts:
-            return self.codec.build(tuple(np.empty((0,) if s[0] != "bits" else (0, self._row_shape("bits")),
-                                                   dtype=np.dtype(s[1]).newbyteorder("="))
-                                          for s in self.codec.columns), self.meta, self.source)
+            widths = self.codec.column_widths(self.meta)
+            return self.codec.build(tuple(np.empty((0,) if w is None else (0, w), dtype=np.dtype(s[1]).newbyteorder("="))
+                                          for s, w in zip(self.codec.columns, widths)), self.meta, self.source)
         return parts[0] if len(parts) == 1 else concat_reports(parts)
 
     def __repr__(self) -> str:

@@ -55,7 +55,7 @@ ALLOWED: dict[str, set[str]] = {
     "domain": {"_validation"},
     "reportio": ORACLES | MECHANISMS | {"domain"},
     "aggregation": {"_validation", "domain", "reportio"},
-    "testing": ORACLES | MECHANISMS,
+    "testing": ORACLES | MECHANISMS | {"reportio", "aggregation"},
     "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "contracts", "calibration",
                                            "notion_map", "audit"},
     "cli": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "experiments", "domain", "reportio",

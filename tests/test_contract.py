@@ -235,7 +235,8 @@ class CyclicShift(FrequencyOracle):
         return (items + z) % self.d
 
     def aggregate(self, reports: Any) -> np.ndarray:
-        return self._oracle.aggregate(reports)
+        # the inner oracle checks provenance against its own: hand it the bare array
+        return self._oracle.aggregate(np.asarray(reports))
 
     def n_reports(self, reports: Any) -> int:
         return int(np.asarray(reports).size)

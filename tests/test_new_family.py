@@ -3,8 +3,9 @@
 The k-subset mechanism (Wang et al. 2016; Ye and Barg 2018) reports a set of ``k`` items: a set
 containing the user's item has probability ``e^eps / Z`` and any other set ``1 / Z``, with
 ``Z = C(d-1, k-1) e^eps + C(d-1, k)``.  It is written here against the documented interface
-only: its channel kind with one closed form for the accountant, the mechanism itself, and one
-registration.  With no edit to ldpkit it then passes the mechanism contract, the mutation test
+only: its channel kind with one closed form for the accountant, the mechanism itself, the codec
+of its report type (for report files), and one registration.  With no edit to ldpkit it then
+passes the mechanism contract (report files and batch aggregation included), the mutation test
 (a perturbed copy fails ``verify`` and the sampling check), the abstract closed-form test, and
 it appears in the privacy profile and the registry.
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Optional
 from math import comb
 
 import numpy as np
@@ -27,6 +30,8 @@ from ldpkit.accountant import Witness
 from ldpkit.base import SupportOracle
 from ldpkit.channels import Channel, ExplicitChannel
 from ldpkit.mechanisms import MechanismSpec, register_mechanism, unregister_mechanism
+from ldpkit.reportio import ReportCodec, register_report_codec, unregister_report_codec
+from ldpkit.reports import Provenance, check_source
 from ldpkit.testing import check_contract, check_sampling_matches_channel
 from test_contract import mutants
 from test_notions import assert_closed_form_matches_enumeration, closed_form_cases
@@ -63,7 +68,22 @@ def _ksubset_ldp(ch: KSubsetChannel) -> Witness:
 
 
 # ------------------------------------------------------------------------------ 2. the mechanism
-class KSubset(SupportOracle[np.ndarray]):
+@dataclass(frozen=True)
+class SubsetReports:
+    """k-subset reports: row ``u`` of ``sets`` holds user ``u``'s ``k`` items, ascending."""
+
+    sets: np.ndarray
+    k: int
+    source: Optional[Provenance] = None
+
+    def __len__(self) -> int:
+        return int(self.sets.shape[0])
+
+    def row(self, i: int) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.sets[i])
+
+
+class KSubset(SupportOracle[SubsetReports]):
     """The k-subset mechanism as a pure protocol: a report supports the items of its set."""
 
     def __init__(self, d: int, k: int, epsilon: float) -> None:
@@ -82,7 +102,10 @@ class KSubset(SupportOracle[np.ndarray]):
     def channel(self) -> KSubsetChannel:
         return KSubsetChannel(self.d, self.k, self.epsilon)
 
-    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> np.ndarray:
+    def report_parameters(self) -> dict[str, object]:
+        return {"d": self.d, "k": self.k, "epsilon": self.epsilon}
+
+    def perturb(self, items: ArrayLike, rng: RNGLike = None) -> SubsetReports:
         x = check_items(items, self.d)
         gen = as_generator(rng)
         keep = gen.random(x.size) < self.p_include
@@ -90,16 +113,17 @@ class KSubset(SupportOracle[np.ndarray]):
         others = np.argsort(gen.random((x.size, self.d)) + (np.arange(self.d)[None, :] == x[:, None]), axis=1)[:, : self.d - 1]
         with_x = np.column_stack([x, others[:, : self.k - 1]])
         without_x = others[:, : self.k]
-        return np.sort(np.where(keep[:, None], with_x, without_x), axis=1)
+        return SubsetReports(np.sort(np.where(keep[:, None], with_x, without_x), axis=1), self.k, self.provenance)
 
-    def aggregate(self, reports: np.ndarray) -> np.ndarray:
-        return np.bincount(np.asarray(reports).ravel(), minlength=self.d)
+    def aggregate(self, reports: SubsetReports) -> np.ndarray:
+        check_source(reports, self.provenance)
+        return np.bincount(reports.sets.ravel(), minlength=self.d)
 
-    def n_reports(self, reports: np.ndarray) -> int:
-        return int(np.asarray(reports).shape[0])
+    def n_reports(self, reports: SubsetReports) -> int:
+        return len(reports)
 
-    def output_index(self, reports: np.ndarray) -> np.ndarray:
-        return np.array([self._index[tuple(int(i) for i in row)] for row in np.asarray(reports)], dtype=np.int64)
+    def output_index(self, reports: SubsetReports) -> np.ndarray:
+        return np.array([self._index[tuple(int(i) for i in row)] for row in reports.sets], dtype=np.int64)
 
     aggregate_simulation_exact = False
 
@@ -110,10 +134,16 @@ class KSubset(SupportOracle[np.ndarray]):
 # ------------------------------------------------------------------------------ 3. one registration
 @pytest.fixture
 def ksubset_family() -> Iterator[MechanismSpec]:
+    # its report type: one codec, so report files and batch aggregation cover it too
+    register_report_codec(ReportCodec(
+        "k-subset", SubsetReports, (("sets", "<i8", True),), lambda r: {"k": r.k},
+        lambda r: (r.sets,), lambda cols, meta, src: SubsetReports(cols[0], int(meta["k"]), src),
+        widths=lambda meta: (int(meta["k"]),)))
     spec = register_mechanism(MechanismSpec("k-subset", "wang2016mutual", lambda: (KSubset(4, 2, 1.0), KSubset(5, 2, 0.5)),
                                             description="k-subset mechanism, defined in a test"))
     yield spec
     unregister_mechanism("k-subset")
+    unregister_report_codec("k-subset")
 
 
 def test_a_new_family_passes_every_check_with_no_change_to_ldpkit(ksubset_family: MechanismSpec) -> None:

@@ -127,7 +127,7 @@ class IDUEPS(PaddingSampling[UnaryReports]):
         return f"IDUEPS(d={self.d}, ell={self.ell}, levels={self.solution.t}, model={self.solution.model!r})"
 
     def arguments(self) -> dict[str, Any]:
-        """The real items' budgets, ``ell``, the dummy budget and the solution (:meth:`IDUESolution.record`)."""
+        """The real items' budgets, ``ell``, the dummy budget and the solution (:meth:`~ldpkit.idue.IDUESolution.record`)."""
         return {"budgets": self.budgets.copy(), "ell": self.ell, "dummy_budget": self.dummy_budget,
                 "model": self.solution.record()}
 

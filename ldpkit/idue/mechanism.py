@@ -133,7 +133,7 @@ class IDUE(UnaryEncoding):
         return f"IDUE(d={self.d}, levels={self.solution.t}, model={self.solution.model!r})"
 
     def arguments(self) -> dict[str, Any]:
-        """The per-item budgets and the solution in use (:meth:`IDUESolution.record`), not solved again on loading."""
+        """The per-item budgets and the solution in use (:meth:`~ldpkit.idue.IDUESolution.record`), not solved again on loading."""
         return {"budgets": self.budgets.copy(), "model": self.solution.record()}
 
     @classmethod
