@@ -523,11 +523,13 @@ def check_budget_vector(budgets: Any, d: int, name: str = "budgets", allow_inf: 
     return arr
 
 
-def check_real_counts(counts: Any, d: int) -> np.ndarray:
-    """Real-valued counts of length ``d``: finite, non-negative, not all zero."""
+def check_real_counts(counts: Any, d: int | None = None) -> np.ndarray:
+    """Real-valued counts (a non-empty 1-d array, of length ``d`` if given): finite, non-negative, not all zero."""
     c = real_array(counts, "counts")
-    if c.shape != (d,):
+    if d is not None and c.shape != (d,):
         raise ValueError(f"counts must have shape ({d},), got {c.shape}")
+    if c.ndim != 1 or c.size == 0:
+        raise ValueError(f"counts must be a non-empty 1-d array, got shape {c.shape}")
     bad = ~np.isfinite(c) | (c < 0)
     if np.any(bad):
         raise ValueError(f"counts must be finite and non-negative, got {float(c[bad][0])!r}")

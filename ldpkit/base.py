@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (MAX_USERS, ArgumentTypeError, check_counts, check_items, check_positive_int, check_probabilities,
-                          check_real_counts, real_array)
+                          check_real_counts)
 from .accountant import Guarantee
 from .channels import Channel
 from .reports import ItemReports, Provenance, check_source, report_row
@@ -367,14 +367,7 @@ def pure_variance(counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:
     ``counts`` may be fractional (the formula is linear in them, which Padding-and-Sampling
     uses for expected counts); they must be finite, non-negative and not all zero.
     """
-    c = real_array(counts, "counts")
-    if c.ndim != 1 or c.size == 0:
-        raise ValueError(f"counts must be a non-empty 1-d array, got shape {c.shape}")
-    bad = ~np.isfinite(c) | (c < 0)
-    if np.any(bad):
-        raise ValueError(f"counts must be finite and non-negative, got {float(c[bad][0])!r}")
-    if c.sum() <= 0:
-        raise ValueError("counts sum to zero: at least one user is needed")
+    c = check_real_counts(counts)
     pa, qa = _support_probabilities(p, q, c.size)
     return _variance_formula(c, pa, qa)
 
