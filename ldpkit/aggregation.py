@@ -224,6 +224,7 @@ class Aggregator:
                 k = self.mechanism.n_reports(batch)
                 total = sup if total is None else total + sup
                 n += k
+                del batch  # hold one block at a time
                 if progress:
                     bar.update(k)
         finally:

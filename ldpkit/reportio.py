@@ -282,6 +282,12 @@ class ReportCodec:
         """Width of each column for reports with ``meta`` (``None``: one value per report)."""
         return (None,) * len(self.columns) if self.widths is None else tuple(self.widths(meta))
 
+    def csv_rows(self, meta: dict[str, Any]) -> int:
+        """Reports per CSV batch: about 16 MB of text (8 characters per stored byte), at most :data:`BLOCK_REPORTS`."""
+        row_bytes = sum(np.dtype(dtype).itemsize * (1 if w is None else int(w))
+                        for (_, dtype, _), w in zip(self.columns, self.column_widths(meta)))
+        return max(1, min(BLOCK_REPORTS, 2**24 // (8 * row_bytes)))
+
 
 _CODECS: Registry[ReportCodec] = Registry("report codec")
 
@@ -329,17 +335,25 @@ def _codec_named(kind: Any, path: str) -> ReportCodec:
 
 
 def _bits_to_text(bits: np.ndarray, meta: dict[str, Any]) -> list[str]:
-    dense = np.unpackbits(bits, axis=1, count=int(meta["d"]))
-    return ["".join("1" if b else "0" for b in row) for row in dense]
+    d = int(meta["d"])
+    dense = np.unpackbits(bits, axis=1, count=d)
+    dense += ord("0")
+    raw = dense.tobytes().decode("ascii")
+    return [raw[i:i + d] for i in range(0, len(raw), d)]
 
 
 def _text_to_bits(text: list[str], meta: dict[str, Any]) -> np.ndarray:
     d = int(meta["d"])
-    bad = [i for i, t in enumerate(text) if len(t) != d or set(t) - {"0", "1"}]
-    if bad:
-        raise ValueError(f"report {bad[0]} is {text[bad[0]][:40]!r}, not {d} zeros and ones")
-    dense = np.frombuffer("".join(text).encode(), dtype=np.uint8).reshape(len(text), d) == ord("1")
-    return np.packbits(dense, axis=1)
+    bad = next((i for i, t in enumerate(text) if len(t) != d), None)
+    codes = None
+    if bad is None:
+        codes = np.frombuffer("".join(text).encode("ascii", "replace"), dtype=np.uint8).reshape(len(text), d)
+        wrong = np.flatnonzero(((codes != ord("0")) & (codes != ord("1"))).any(axis=1))
+        bad = int(wrong[0]) if wrong.size else None
+    if bad is not None:
+        raise ValueError(f"report {bad} is {text[bad][:40]!r}, not {d} zeros and ones")
+    assert codes is not None
+    return np.packbits(codes == ord("1"), axis=1)
 
 
 _BUILTIN_DONE = False
@@ -510,8 +524,9 @@ class ReportWriter:
                              f"{self._codec.kind} reports {self._meta}")
         cols = codec.to_columns(reports)
         n = int(cols[0].shape[0])
-        for start in range(0, n, BLOCK_REPORTS):
-            part = tuple(c[start:start + BLOCK_REPORTS] for c in cols)
+        step = codec.csv_rows(self._meta) if self.csv else BLOCK_REPORTS
+        for start in range(0, n, step):
+            part = tuple(c[start:start + step] for c in cols)
             if self.csv:
                 self._write_csv_rows(part)
             else:
@@ -535,7 +550,7 @@ class ReportWriter:
     def _write_block(self, cols: tuple[np.ndarray, ...]) -> None:
         stored = [(_narrow(c) if narrow else c.astype(dtype, copy=False))
                   for c, (_, dtype, narrow) in zip(cols, self._codec.columns)]  # type: ignore[union-attr]
-        payload = [np.ascontiguousarray(c).tobytes() for c in stored]
+        payload = [memoryview(np.ascontiguousarray(c)).cast("B") for c in stored]  # type: ignore[arg-type]  # no copy
         crc = 0
         for p in payload:
             crc = zlib.crc32(p, crc)
@@ -713,15 +728,20 @@ class ReportFile:
                     nbytes = count * dt.itemsize
                     if fh.tell() + nbytes > size - _END_SIZE:
                         raise ReportFileError(f"{self.path}: truncated inside block {block} (reports {seen} on)")
-                    raw = fh.read(nbytes)
-                    got_crc = zlib.crc32(raw, got_crc)
-                    arr = np.frombuffer(raw, dtype=dt).astype(np.dtype(dtype).newbyteorder("="))
+                    buf = bytearray(nbytes)  # writable: the array below needs no copy
+                    fh.readinto(buf)
+                    got_crc = zlib.crc32(buf, got_crc)
+                    arr = np.frombuffer(buf, dtype=dt).astype(np.dtype(dtype).newbyteorder("="), copy=False)
                     cols.append(arr if width is None else arr.reshape((rows, per_row)))
+                    del buf, arr
                 if got_crc != crc:
                     raise ReportFileError(f"{self.path}: corrupted: block {block} (reports {seen} to {seen + rows - 1}) "
                                           "fails its checksum")
                 seen += rows
-                yield self._build(tuple(cols), block)
+                built = self._build(tuple(cols), block)
+                cols.clear()  # hold one block at a time
+                yield built
+                del built
             if fh.tell() != size - _END_SIZE:
                 raise ReportFileError(f"{self.path}: corrupted: {size - _END_SIZE - fh.tell()} stray bytes after the last block")
         if seen != self.n:
@@ -819,10 +839,14 @@ class ReportFile:
         except (ValueError, TypeError) as exc:
             raise ReportFileError(f"{self.path}: corrupted reports in {'block ' + str(where) if isinstance(where, int) else where}: {exc}") from exc
 
-    def batches(self, rows_per_batch: int = BLOCK_REPORTS) -> Iterator[Any]:
-        """The reports, one container per stored block (binary) or per ``rows_per_batch`` lines (CSV)."""
+    def batches(self, rows_per_batch: Optional[int] = None) -> Iterator[Any]:
+        """The reports, one container per stored block (binary) or per ``rows_per_batch`` lines (CSV;
+        default about 16 MB of text, :meth:`ReportCodec.csv_rows`)."""
         if self.csv:
-            return self._csv_batches(int(rows_per_batch))
+            rows = self.codec.csv_rows(self.meta) if rows_per_batch is None else int(rows_per_batch)
+            if rows < 1:
+                raise ValueError(f"rows_per_batch must be at least 1, got {rows_per_batch!r}")
+            return self._csv_batches(rows)
         return self._binary_batches()
 
     def read(self) -> Any:
