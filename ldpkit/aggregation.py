@@ -195,6 +195,18 @@ class Aggregator:
         self._accumulate(support, mech.n_reports(reports))
         return self
 
+    def add_support(self, support: Any, n: int) -> Aggregator:
+        """Add a batch given by its aggregate (what :meth:`add` computes from reports) of ``n`` users.
+
+        For aggregates computed elsewhere (another server, a simulation with
+        :meth:`~ldpkit.base.FrequencyOracle.simulate_support`); returns ``self``.
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or int(n) < 1:
+            raise ValueError(f"n must be a positive number of users, got {n!r}")
+        self.mechanism.estimate_from_support(np.asarray(support), int(n))  # validates its shape and range
+        self._accumulate(np.asarray(support), int(n))
+        return self
+
     def add_file(self, path: str | os.PathLike[str], *, progress: bool = False) -> Aggregator:
         """Add every report of a report file, block by block (bounded memory); returns ``self``.
 

@@ -670,9 +670,13 @@ class ReportFile:
         size = os.path.getsize(self.path)
         with open(self.path, "rb") as fh:
             start = fh.read(16)
-            if len(start) < 16 or start[:8] != _MAGIC:
+            if start[:8] != _MAGIC:
                 raise ReportFileError(f"{self.path}: not an ldpkit report file (it does not start with {_MAGIC!r})")
+            if len(start) < 16:
+                raise ReportFileError(f"{self.path}: truncated inside its header ({size} bytes)")
             version, hlen = struct.unpack("<II", start[8:16])
+            if version < 1:
+                raise ReportFileError(f"{self.path}: corrupted: format version {version} does not exist")
             if version > FORMAT_VERSION:
                 raise ReportFileError(f"{self.path}: format version {version}, newer than this ldpkit reads "
                                       f"({FORMAT_VERSION}); upgrade ldpkit")
@@ -760,7 +764,10 @@ class ReportFile:
                 raise ReportFileError(f"{self.path}: corrupted header line ({exc})") from exc
             if not isinstance(header, dict):
                 raise ReportFileError(f"{self.path}: corrupted header line (not an object)")
-            if int(header.get("version", 0)) > FORMAT_VERSION:
+            version = header.get("version")
+            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+                raise ReportFileError(f"{self.path}: corrupted header line (format version {version!r})")
+            if version > FORMAT_VERSION:
                 raise ReportFileError(f"{self.path}: format version {header.get('version')}, newer than this ldpkit "
                                       f"reads ({FORMAT_VERSION}); upgrade ldpkit")
             start = fh.tell()
@@ -787,6 +794,7 @@ class ReportFile:
             if got.split(",") != names:
                 raise ReportFileError(f"{self.path}: line 2 names the columns {got!r}, expected {','.join(names)!r}")
             batch: list[list[str]] = []
+            first = last = 0  # file lines of the batch's first and last report
             ended = False
             for line in fh:
                 line_no += 1
@@ -798,18 +806,21 @@ class ReportFile:
                 fields = line.rstrip("\r\n").split(",")
                 if len(fields) != len(names):
                     raise ReportFileError(f"{self.path}: line {line_no} has {len(fields)} fields, expected {len(names)}")
+                if not batch:
+                    first = line_no
+                last = line_no
                 batch.append(fields)
                 if len(batch) == rows_per_batch:
-                    yield self._csv_build(batch, line_no - len(batch) + 1)
+                    yield self._csv_build(batch, first, last)
                     seen += len(batch)
                     batch = []
             if batch:
-                yield self._csv_build(batch, line_no - len(batch) + 1)
+                yield self._csv_build(batch, first, last)
                 seen += len(batch)
         if not ended or seen != self.n:
             raise ReportFileError(f"{self.path}: corrupted: {seen} reports read, the end record says {self.n}")
 
-    def _csv_build(self, rows: list[list[str]], first_line: int) -> Any:
+    def _csv_build(self, rows: list[list[str]], first_line: int, last_line: int) -> Any:
         codec = self.codec
         cols = []
         widths = codec.column_widths(self.meta)
@@ -828,9 +839,9 @@ class ReportFile:
                         raise ValueError(f"report {bad} holds {len(values[bad])} values, expected {width}")
                     cols.append(np.array(values, dtype=native).reshape(len(values), width))
             except (ValueError, OverflowError) as exc:
-                raise ReportFileError(f"{self.path}: column {name!r} of lines {first_line}-{first_line + len(rows) - 1} "
+                raise ReportFileError(f"{self.path}: column {name!r} of lines {first_line}-{last_line} "
                                       f"is not valid: {exc}") from exc
-        return self._build(tuple(cols), f"lines {first_line}-{first_line + len(rows) - 1}")
+        return self._build(tuple(cols), f"lines {first_line}-{last_line}")
 
     # ---------------------------------------------------------------- shared
     def _build(self, cols: tuple[np.ndarray, ...], where: Any) -> Any:

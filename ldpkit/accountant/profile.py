@@ -110,7 +110,9 @@ def privacy_profile(
         Channel or mechanism with ``.channel()``.  When none of ``budgets``, ``sensitive`` and
         ``prior`` is given, a mechanism's own declared guarantees give them (and ``alpha`` and
         other notion parameters): ``privacy_profile(IPRR(e))`` uses ``e``, ``privacy_profile(urr)``
-        its sensitive set, ``privacy_profile(BinaryRR(..., prior=p, ...))`` its prior.
+        its sensitive set, a mechanism declaring a LIP budget its prior.  Parameters that no
+        declared guarantee states (a prior given to a mechanism without a LIP budget) are not
+        guessed: pass them.
     budgets
         Per-item budget vector ``E`` of length ``d``; ``inf`` marks a non-sensitive item
         (the convention of :class:`~ldpkit.iprr.IPRR`).  Enables the scale notions
