@@ -170,6 +170,8 @@ class Aggregator:
         self.n = 0
         self.batches = 0
         self.data: list[str] = []
+        #: fingerprints of the report files added (:attr:`ldpkit.reportio.ReportFile.fingerprint`)
+        self.files: list[str] = []
 
     def __repr__(self) -> str:
         return f"Aggregator({self.mechanism.provenance.describe()}, n={self.n}, batches={self.batches})"
@@ -211,8 +213,10 @@ class Aggregator:
         """Add every report of a report file, block by block (bounded memory); returns ``self``.
 
         The file's mechanism must equal this aggregator's and its domain (when both have one)
-        must be the same; a truncated or corrupted file is refused with its name.  Nothing is
-        added from a file that fails part-way (its blocks are summed aside first).
+        must be the same; a truncated or corrupted file is refused with its name, and so is a
+        file whose reports were added before (the same fingerprint, also across a saved and
+        resumed state).  Nothing is added from a file that fails part-way (its blocks are summed
+        aside first).
         """
         f = ReportFile(path, self.mechanism)
         if f.domain is not None:
@@ -242,8 +246,13 @@ class Aggregator:
         finally:
             if progress:
                 bar.close()
+        if f.fingerprint in self.files:
+            raise ReportFileError(f"{f.path}: these reports are already in the aggregate (the same file, or a copy, "
+                                  "was added before)")
         if total is not None:
             self._accumulate(total, n)
+        if f.fingerprint is not None:
+            self.files.append(f.fingerprint)
         if f.data and f.data not in self.data:
             self.data.append(f.data)
         return self
@@ -264,11 +273,15 @@ class Aggregator:
                              f"{self.mechanism.provenance.describe()} ({diff})")
         if other.domain is not None and self.domain is not None and other.domain != self.domain:
             raise ValueError("cannot merge aggregates over different domains")
+        repeated = set(self.files) & set(other.files)
+        if repeated:
+            raise ValueError(f"cannot merge: {len(repeated)} report file(s) are in both aggregates")
         if other.support is not None:
             self._accumulate(other.support, other.n)
             self.batches += other.batches - 1
         self.domain = self.domain or other.domain
         self.data += [d for d in other.data if d not in self.data]
+        self.files += other.files
         return self
 
     def estimate(self) -> Estimate:
@@ -288,7 +301,7 @@ class Aggregator:
             "format": _STATE_FORMAT, "version": _STATE_VERSION, "written_by": f"ldpkit {__version__}",
             "mechanism": _config_or_none(self.mechanism), "provenance": encode_value(self.mechanism.provenance),
             "domain": None if self.domain is None else self.domain.to_json(),
-            "n": self.n, "batches": self.batches, "data": self.data,
+            "n": self.n, "batches": self.batches, "data": self.data, "files": self.files,
             "support": None if self.support is None else [int(v) for v in self.support],
         }
         tmp = os.fspath(path) + ".partial"
@@ -321,6 +334,7 @@ class Aggregator:
             if state.get("support") is not None:
                 agg.support = np.array(state["support"], dtype=np.int64)
             agg.n, agg.batches, agg.data = int(state["n"]), int(state["batches"]), list(state.get("data") or [])
+            agg.files = [str(f) for f in state.get("files") or []]
         except (KeyError, TypeError, ValueError) as exc:
             raise ReportFileError(f"{p}: {exc}") from exc
         if agg.n < 0 or (agg.support is None) != (agg.n == 0):

@@ -52,6 +52,7 @@ Examples
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import os
@@ -641,6 +642,8 @@ class ReportFile:
             raise FileNotFoundError(f"{self.path}: no such report file")
         self.csv = self.path.lower().endswith(".csv")
         self.header, self._data_start, self.n, self._blocks = (self._open_csv() if self.csv else self._open_binary())
+        #: a digest of the header and of every report, set once :meth:`batches` has read the whole file
+        self.fingerprint: Optional[str] = None
         h = self.header
         self.codec = _codec_named(h.get("kind"), self.path)
         self.meta: dict[str, Any] = dict(h.get("meta") or {})
@@ -708,6 +711,7 @@ class ReportFile:
         widths = codec.column_widths(self.meta)
         size = os.path.getsize(self.path)
         seen = 0
+        digest = hashlib.sha256(json.dumps(self.header, sort_keys=True).encode())
         with open(self.path, "rb") as fh:
             fh.seek(self._data_start)
             for block in range(self._blocks):
@@ -742,6 +746,7 @@ class ReportFile:
                     raise ReportFileError(f"{self.path}: corrupted: block {block} (reports {seen} to {seen + rows - 1}) "
                                           "fails its checksum")
                 seen += rows
+                digest.update(struct.pack("<QI", rows, crc))
                 built = self._build(tuple(cols), block)
                 cols.clear()  # hold one block at a time
                 yield built
@@ -750,6 +755,7 @@ class ReportFile:
                 raise ReportFileError(f"{self.path}: corrupted: {size - _END_SIZE - fh.tell()} stray bytes after the last block")
         if seen != self.n:
             raise ReportFileError(f"{self.path}: corrupted: blocks hold {seen} reports, the end record says {self.n}")
+        self.fingerprint = digest.hexdigest()
 
     # ---------------------------------------------------------------- CSV
     def _open_csv(self) -> tuple[dict[str, Any], int, int, int]:
@@ -788,6 +794,7 @@ class ReportFile:
         names = [name for name, _, _ in codec.columns]
         seen = 0
         line_no = 2
+        digest = hashlib.sha256(json.dumps(self.header, sort_keys=True).encode())
         with open(self.path, encoding="utf-8", newline="") as fh:
             fh.readline()
             got = fh.readline().rstrip("\r\n")
@@ -810,6 +817,7 @@ class ReportFile:
                     first = line_no
                 last = line_no
                 batch.append(fields)
+                digest.update(line.encode())
                 if len(batch) == rows_per_batch:
                     yield self._csv_build(batch, first, last)
                     seen += len(batch)
@@ -819,6 +827,7 @@ class ReportFile:
                 seen += len(batch)
         if not ended or seen != self.n:
             raise ReportFileError(f"{self.path}: corrupted: {seen} reports read, the end record says {self.n}")
+        self.fingerprint = digest.hexdigest()
 
     def _csv_build(self, rows: list[list[str]], first_line: int, last_line: int) -> Any:
         codec = self.codec
