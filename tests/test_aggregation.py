@@ -250,6 +250,31 @@ def test_other_configurations_are_refused(tmp_path: Path) -> None:
     assert agg.n == 5
 
 
+def test_the_same_reports_are_never_added_twice(tmp_path: Path) -> None:
+    """A file (or a byte copy of it) already in the aggregate is refused, also after a saved and resumed state,
+    and nothing of it is added; another file of the same mechanism is accepted."""
+    grr = GRR(4, 1.0)
+    first, second = tmp_path / "a.ldpr", tmp_path / "b.csv"
+    save_reports(first, grr.perturb(np.arange(4).repeat(30), rng=1), grr)
+    save_reports(second, grr.perturb(np.arange(4).repeat(30), rng=2), grr)
+    copy = tmp_path / "copy.ldpr"
+    copy.write_bytes(first.read_bytes())
+    agg = Aggregator(grr).add_file(first)
+    before = agg.support.copy()
+    for again in (first, copy):
+        with pytest.raises(ReportFileError, match=f"{again.name}.*already in the aggregate"):
+            agg.add_file(again)
+        assert np.array_equal(agg.support, before) and agg.n == 120
+    agg.save(tmp_path / "s.json")
+    resumed = Aggregator.load(tmp_path / "s.json")
+    with pytest.raises(ReportFileError, match="already in the aggregate"):
+        resumed.add_file(copy)
+    assert resumed.add_file(second).n == 240
+    other = Aggregator(grr).add_file(copy)
+    with pytest.raises(ValueError, match="in both aggregates"):
+        resumed.merge(other)
+
+
 def test_constructor_and_empty_refusals() -> None:
     grr = GRR(5, 1.0)
     with pytest.raises(ValueError, match="no reports added yet"):
