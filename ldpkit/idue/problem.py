@@ -341,7 +341,7 @@ class IDUESolution:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> IDUESolution:
-        """Rebuild a solution stored by :meth:`record` (its feasibility is checked again by :class:`~ldpkit.IDUE`)."""
+        """Rebuild a solution stored by :meth:`record` (its feasibility is checked again by :class:`~ldpkit.idue.IDUE`)."""
         fields = dict(record)
         for key in ("level_budgets", "level_sizes", "a", "b", "pair_budgets"):
             fields[key] = np.asarray(fields[key])
