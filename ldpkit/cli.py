@@ -932,7 +932,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     bar.update(len(values))
             finally:
                 bar.close()
-    out.write(f"{args.output}: {writer.n} reports of {mech.provenance.describe()} over {len(domain)} labels, "
+    out.write(f"{args.output}: {writer.n:,} reports of {mech.provenance.describe()} over {len(domain)} labels, "
               f"seed {seed}\n")
     return 0
 
@@ -987,9 +987,9 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.state is not None:
         with _refused(args.debug, f"--state {args.state}"):
             agg.save(args.state)
-    origin = (f" ({earlier} from the state {args.state}, {est.n - earlier} from {len(args.files)} file(s))" if earlier
+    origin = (f" ({earlier:,} from the state {args.state}, {est.n - earlier:,} from {len(args.files)} file(s))" if earlier
               else f" from {len(args.files)} file(s)")
-    parts = [f"{est.mechanism}: n={est.n} reports{origin}", f"{args.level:g} intervals"]
+    parts = [f"{est.mechanism}: n={est.n:,} reports{origin}", f"{args.level:g} intervals"]
     if args.output is not None:
         parts.append(f"written to {args.output}")
     if args.state is not None:

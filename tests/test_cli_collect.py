@@ -73,7 +73,7 @@ def test_cli_estimate_equals_the_python_path(name: str, cls, suffix: str, chunk:
                  "--mechanism", name, "--epsilon", "1.5", "--domain", str(items["domain"]), "--seed", "11",
                  "--chunk-rows", str(chunk)]) == 0
     out = capsys.readouterr().out
-    assert f"{N} reports of {cls.__name__}(d=5, epsilon=1.5)" in out and "seed 11" in out
+    assert f"{N:,} reports of {cls.__name__}(d=5, epsilon=1.5)" in out and "seed 11" in out
     mech = cls(len(LABELS), 1.5)
     parts, agg = _python_path(mech, items["labels"], seed=11, chunk=chunk)
     f = open_reports(reports)
@@ -85,7 +85,7 @@ def test_cli_estimate_equals_the_python_path(name: str, cls, suffix: str, chunk:
     est_csv = tmp_path / "estimate.csv"
     assert main(["estimate", str(reports), "--output", str(est_csv), "--state", str(state)]) == 0
     summary = capsys.readouterr().out
-    assert f"n={N} reports from 1 file(s)" in summary and str(est_csv) in summary
+    assert f"n={N:,} reports from 1 file(s)" in summary and str(est_csv) in summary
     resumed = Aggregator.load(state)
     assert np.array_equal(resumed.support, agg.support) and resumed.n == agg.n == N
     cli_est, py_est = resumed.estimate(), agg.estimate()
@@ -189,7 +189,7 @@ def test_state_resume_equals_one_call(items, tmp_path: Path, capsys: pytest.Capt
     state, both, resumed = tmp_path / "state.json", tmp_path / "both.csv", tmp_path / "resumed.csv"
     assert main(["estimate", str(days[0]), "--state", str(state)]) == 0
     assert main(["estimate", str(days[1]), "--state", str(state), "--output", str(resumed)]) == 0
-    assert f"n={2 * N} reports ({N} from the state {state}, {N} from 1 file(s))" in capsys.readouterr().out
+    assert f"n={2 * N:,} reports ({N:,} from the state {state}, {N:,} from 1 file(s))" in capsys.readouterr().out
     assert main(["estimate", *map(str, days), "--output", str(both)]) == 0
     assert resumed.read_text() == both.read_text()
     assert Aggregator.load(state).n == 2 * N
@@ -204,7 +204,7 @@ def test_estimate_prints_the_table_without_output(items, tmp_path: Path, capsys:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["label", "estimate", "se"]
     assert [line.split()[0] for line in lines[1:6]] == LABELS
-    assert lines[-1].startswith("GRR(d=5, epsilon=1.0): n=1000 reports from 1 file(s)")
+    assert lines[-1].startswith("GRR(d=5, epsilon=1.0): n=1,000 reports from 1 file(s)")
 
 
 def test_account_reports_prints_the_profile(items, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
