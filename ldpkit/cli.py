@@ -848,6 +848,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import pandas as pd
 
     from .domain import Domain
+    from ._rng import as_generator
     from .reportio import ReportWriter
 
     # 1. the flags
@@ -920,7 +921,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
         err.write(f"ldpkit perturb: no --seed: drew the seed {seed} (repeat the run with --seed {seed})\n")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)  # the one normaliser of seeds
     # 5. the second pass: perturb chunk by chunk with the one generator, write block by block
     with _refused(args.debug, f"--output {args.output}"):
         with ReportWriter(args.output, mech, domain=domain, data=data) as writer:
