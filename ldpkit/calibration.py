@@ -219,10 +219,15 @@ class Calibration:
         return self.mechanism is not None
 
     def total_variance(self, counts: ArrayLike) -> float:
-        """Exact total variance ``sum_x Var[c_hat_x]`` of the member's unbiased count estimates for true ``counts``."""
+        """Exact total variance ``sum_x Var[c_hat_x]`` of the member's unbiased count estimates for true ``counts``.
+
+        ``counts`` may be real-valued, such as the uniform ``n / d`` for any ``n`` and ``d``: the variance
+        is linear in the counts (:meth:`~ldpkit.base.FrequencyOracle.variance_at`), and at integer counts
+        it is the member's :meth:`~ldpkit.base.FrequencyOracle.variance`.
+        """
         if self.mechanism is None:
             raise ValueError(f"{self.family} has no member keeping {self.contract.name}: {self.reason}")
-        return float(np.sum(self.mechanism.variance(np.asarray(counts, dtype=float))))
+        return float(np.sum(self.mechanism.variance_at(counts)))
 
     def certificate(self) -> TightnessCertificate:
         """The :class:`TightnessCertificate` of the member (computed now, exactly)."""

@@ -19,6 +19,7 @@ from ldpkit.calibration import (
     LOOSEN,
     CalibrationFamily,
     calibrate,
+    calibrate_all,
     families,
     get_family,
     register_family,
@@ -88,6 +89,26 @@ def test_total_variance_is_the_members() -> None:
     assert cal.total_variance(counts) == pytest.approx(float(OUE(D, 1.0).variance(counts).sum()), rel=1e-9)
     with pytest.raises(ValueError, match="no member"):
         calibrate("FHR", PROMISES["ldp"]).total_variance(counts)
+
+
+@pytest.mark.parametrize("promise", ["ldp", "minid", "ipldp", "lip"])
+def test_total_variance_at_uniform_counts_of_any_n(promise: str) -> None:
+    """Regression: ``n / d`` counts (n not a multiple of d) were refused as non-integer counts.
+
+    The variance is linear in the counts, so at ``n / d`` it is the mean over the ``d`` one-user
+    count vectors, times ``n``: the same number from integer counts only.
+    """
+    n = 57  # not a multiple of D
+    uniform = np.full(D, n / D)
+    for name, cal in calibrate_all(PROMISES[promise]).items():
+        if not cal.satisfiable:
+            continue
+        one_user = [cal.total_variance(np.eye(D, dtype=np.int64)[x]) for x in range(D)]
+        assert cal.total_variance(uniform) == pytest.approx(n * np.mean(one_user), rel=1e-9), name
+        # integer counts: exactly the member's own variance
+        assert cal.total_variance(np.full(D, 11)) == float(np.sum(cal.mechanism.variance(np.full(D, 11)))), name
+    with pytest.raises(ValueError, match="non-negative"):
+        calibrate("OUE", PROMISES["ldp"]).total_variance(np.full(D, -1.5))
 
 
 def test_a_family_whose_parameter_does_not_loosen_is_caught() -> None:
