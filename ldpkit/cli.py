@@ -8,11 +8,11 @@ Usage::
                      [--scheduler ADDRESS]
     ldpkit check (ID [ID ...] | --all) [--jobs N]  # rerun and compare with the stored reference results
     ldpkit datasets                                # what data a run would use here: real, prefix or stand-in
-    ldpkit perturb --input FILE [--column NAME] --output FILE
+    ldpkit perturb --input FILE [--column NAME] [--delimiter C] [--encoding E] --output FILE [--force]
                    (--mechanism NAME [--epsilon E] [--budgets B] [--sensitive S] [--model M] [--g G]
                     | --contract SPEC [--family NAME])
-                   [--domain FILE] [--seed N] [--data TEXT] [--chunk-rows N]
-    ldpkit estimate FILE [FILE ...] [--output CSV] [--level 0.95] [--state JSON]
+                   [--domain FILE | --allow-many-labels] [--seed N] [--data TEXT] [--chunk-rows N]
+    ldpkit estimate FILE [FILE ...] [--output CSV [--force]] [--level 0.95] [--state JSON]
     ldpkit account (--reports FILE | --mechanism NAME (--d D | --domain FILE) [--epsilon E] [--budgets B]
                    [--sensitive S] [--model M] [--g G])
 
@@ -33,18 +33,22 @@ reference's, and why).  ``python -m ldpkit`` is the same command.
 
 ``perturb``, ``estimate`` and ``account`` run a collection on your own data, client side and server
 side, through :mod:`ldpkit.domain`, :mod:`ldpkit.reportio` and :mod:`ldpkit.aggregation` (tutorial
-chapter).  ``perturb`` reads items (labels) from a CSV column (``--column``) or a text file with one
-item per line (blank lines skipped), in chunks of ``--chunk-rows`` with pandas, and writes one
+chapter).  ``perturb`` reads items (labels) from a CSV column (``--column``; fields separated by
+``--delimiter``, default ``,``) or a text file with one item per line (blank lines skipped), decoded
+with ``--encoding`` (default UTF-8), in chunks of ``--chunk-rows`` with pandas, and writes one
 report per item to a report file (``.csv``: the plain CSV form; any other suffix: the binary form)
-that stores the mechanism, the domain and the ``--data`` line.  The input is read twice: first to
+that stores the mechanism, the domain and the ``--data`` line.  An existing ``--output`` file is
+replaced only with ``--force`` (for ``estimate`` too; its ``--state`` file is updated in place).  The input is read twice: first to
 check every label and count the rows (an unknown label is refused by name before anything is
 written), then to perturb, with one :class:`numpy.random.Generator` made from ``--seed`` (drawn and
 printed when not given, so the run can be repeated).  The domain is ``--domain FILE`` (one label a
 line: item ``i`` is line ``i``), or else the data's distinct labels, most frequent first (a dry run
-only: a deployed collection fixes its domain beforehand).  The mechanism is named (``--mechanism``,
+only: a deployed collection fixes its domain beforehand); data with more distinct labels than half
+their rows (and more than ``MANY_LABELS``), such as a numeric or identifier column, are refused
+unless ``--allow-many-labels``.  The mechanism is named (``--mechanism``,
 built over ``d`` = the domain's size) or calibrated to a promise (``--contract``, with
 :mod:`ldpkit.contracts` and :mod:`ldpkit.calibration`: one ``--family``, or the family with the
-smallest total variance at uniform counts among those that keep it).  ``estimate`` adds report
+smallest total variance at uniform counts, ``n / d`` each, among those that keep it).  ``estimate`` adds report
 files to an :class:`~ldpkit.aggregation.Aggregator` (resumed from and saved to ``--state``) and
 writes the estimate with standard errors and intervals (:meth:`~ldpkit.aggregation.Estimate.to_csv`);
 files of another configuration are refused, naming the file and what differs.  ``account`` prints
@@ -91,6 +95,11 @@ MECHANISM_NAMES = ("GRR", "KRR", "OUE", "SUE", "RAPPOR", "OLH", "HR", "FHR", "uR
 CONTRACT_NAMES = ("ldp", "uldp", "minid-ldp", "ipldp")
 #: rows ``perturb`` reads and perturbs at a time
 DEFAULT_CHUNK_ROWS = 1_000_000
+#: ``perturb`` without ``--domain`` refuses data with more distinct labels than this and than half its rows
+#: (fewer than two rows a label: a numeric or identifier column, not items), unless ``--allow-many-labels``
+MANY_LABELS = 100
+#: separators a CSV header is searched for when ``--column`` is not among its names (a hint to ``--delimiter``)
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
 
 
 class _UsageError(Exception):
@@ -207,9 +216,17 @@ def _collection_parsers(sub: Any) -> None:
                      help="the items: a CSV file with a header line (name the column with --column), or a text file "
                      "with one item per line (blank lines skipped)")
     per.add_argument("--column", metavar="NAME", default=None, help="the CSV column holding the items")
+    per.add_argument("--delimiter", metavar="C", default=None,
+                     help="with --column: the one character between the CSV's fields (default: ','; '\\t' or 'tab' "
+                     "for a tab)")
+    per.add_argument("--encoding", metavar="E", default="utf-8",
+                     help="the text encoding of --input (default: utf-8; e.g. latin-1 or cp1252 for files saved by "
+                     "older spreadsheet programs)")
     per.add_argument("--output", metavar="FILE", required=True,
                      help="the reports file to write: a name ending in .csv gives the plain CSV form, any other "
-                     "(.ldpr by convention) the binary form; written under a temporary name and renamed when complete")
+                     "(.ldpr by convention) the binary form; written under a temporary name and renamed when "
+                     "complete; an existing file is refused unless --force")
+    per.add_argument("--force", action="store_true", help="replace the --output file if it exists")
     _mechanism_flags(per, contract=True)
     per.add_argument("--contract", metavar="SPEC", default=None,
                      help="instead of --mechanism: a privacy promise to calibrate to (ldp:epsilon=E, uldp:epsilon=E, "
@@ -222,6 +239,10 @@ def _collection_parsers(sub: Any) -> None:
                      help="the domain: a text file of labels, one a line (item i is line i); default: the data's "
                      "distinct labels, most frequent first (a dry run only: a deployed collection fixes its domain "
                      "beforehand)")
+    per.add_argument("--allow-many-labels", action="store_true",
+                     help=f"without --domain: accept data with more distinct labels than half their rows and than "
+                     f"{MANY_LABELS} (refused by default: such a column, e.g. numbers or identifiers, is rarely a "
+                     "set of items)")
     per.add_argument("--seed", metavar="N", type=int, default=None,
                      help="non-negative seed of the one random generator (default: a fresh seed, printed so that the "
                      "run can be repeated)")
@@ -242,7 +263,9 @@ def _collection_parsers(sub: Any) -> None:
                      "(or ldpkit.reportio), all of one configuration")
     est.add_argument("--output", metavar="CSV", default=None,
                      help="write the estimate as CSV (comment lines first: mechanism, n, data lines); default: "
-                     "print the table")
+                     "print the table; an existing file is refused unless --force")
+    est.add_argument("--force", action="store_true",
+                     help="replace the --output file if it exists (the --state file is always updated in place)")
     est.add_argument("--level", metavar="L", type=float, default=0.95,
                      help="confidence level of the normal intervals, in (0, 1) (default: 0.95)")
     est.add_argument("--state", metavar="JSON", default=None,
@@ -535,6 +558,86 @@ def _writable(path: str, flag: str) -> str:
     return path
 
 
+def _new_file(path: str, flag: str, force: bool) -> str:
+    """:func:`_writable`, and not an existing file unless ``force`` (``--force``)."""
+    _writable(path, flag)
+    if Path(path).exists() and not force:
+        raise _UsageError(f"{flag} {path}: the file exists; pass --force to replace it, or choose another name")
+    return path
+
+
+def _delimiter(text: Optional[str]) -> str:
+    """``--delimiter``: one character (``\\t`` or ``tab`` for a tab); ``,`` when not given."""
+    if text is None:
+        return ","
+    value = {"\\t": "\t", "tab": "\t"}.get(text.lower(), text)
+    if len(value) != 1 or value in "\"\r\n":
+        raise _UsageError(f"--delimiter {text!r}: must be one character other than a quote or a line break, "
+                          "e.g. ';' or '\\t' (a tab)")
+    return value
+
+
+def _encoding(text: str) -> str:
+    """``--encoding``: a codec Python knows, in its canonical name."""
+    import codecs
+
+    try:
+        return codecs.lookup(text).name
+    except LookupError:
+        raise _UsageError(f"--encoding {text!r}: unknown encoding; e.g. utf-8, latin-1, cp1252") from None
+
+
+def _shown_delimiter(delimiter: str) -> str:
+    return "'\\t'" if delimiter == "\t" else repr(delimiter)
+
+
+def _undecodable(path: str, encoding: str, exc: UnicodeDecodeError) -> _UsageError:
+    """A decoding failure of the input as one line: where (line and byte, found again) and the flag that fixes it."""
+    where, reason = "", exc.reason
+    try:  # the error's position is in pandas' buffer: find the first line that does not decode
+        with open(path, "rb") as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode(encoding)
+                except UnicodeDecodeError as line_exc:
+                    bad = raw[line_exc.start:line_exc.end]
+                    where = f" at line {line_no} (byte {' '.join(f'0x{b:02x}' for b in bad)})"
+                    reason = line_exc.reason
+                    break
+    except OSError:
+        pass
+    other = "cp1252" if encoding == "latin-1" else "latin-1"
+    return _UsageError(f"--input {path}: not {encoding} text{where}: {reason}; pass its encoding with "
+                       f"--encoding, e.g. --encoding {other}")
+
+
+def _csv_columns(path: str, delimiter: str, encoding: str, debug: bool) -> list[str]:
+    """The names of the CSV's header line."""
+    import pandas as pd
+
+    with _refused(debug, f"--input {path}"):
+        try:
+            return [str(c) for c in pd.read_csv(path, nrows=0, sep=delimiter, encoding=encoding).columns]
+        except UnicodeDecodeError as exc:
+            if debug:
+                raise
+            raise _undecodable(path, encoding, exc) from None
+
+
+def _missing_column(column: str, columns: list[str], path: str, delimiter: str) -> _UsageError:
+    """``--column`` not in the header: its names, and the ``--delimiter`` the header seems to use."""
+    text = f"--column {column!r}: not a column of {path} (its columns: {_shown(columns, 8)})"
+    header = delimiter.join(columns)
+    for other in _OTHER_DELIMITERS:
+        if other != delimiter and other in header:
+            names = header.split(other)
+            found = "; with it, the column is there" if column in names else ""
+            text += (f"; the header has {_shown_delimiter(other)} between names: if that separates the fields, pass "
+                     f"--delimiter {_shown_delimiter(other)}{found}")
+            break
+    return _UsageError(text)
+
+
 def _read_labels(path: str, flag: str, debug: bool) -> list[str]:
     """The labels of a text file, one a line (trailing blank lines dropped)."""
     _existing_file(path, flag)
@@ -786,17 +889,19 @@ def _calibrated(contract: Any, what: str, family: Optional[str], n: int, err: Te
     return cal.mechanism
 
 
-def _read_chunks(path: str, column: Optional[str], chunk_rows: int) -> Iterator[Any]:
+def _read_chunks(path: str, column: Optional[str], chunk_rows: int, delimiter: str = ",",
+                 encoding: str = "utf-8") -> Iterator[Any]:
     """The items of the input as object arrays of strings, ``chunk_rows`` at a time (pandas)."""
     import csv
 
     import pandas as pd
 
-    options: dict[str, Any] = dict(dtype=str, keep_default_na=False, na_filter=False, chunksize=chunk_rows)
+    options: dict[str, Any] = dict(dtype=str, keep_default_na=False, na_filter=False, chunksize=chunk_rows,
+                                   encoding=encoding)
     if column is None:  # one item per line: no header, no quoting, no separator (a unit separator never occurs)
         reader = pd.read_csv(path, header=None, names=["item"], sep="\x1f", quoting=csv.QUOTE_NONE, **options)
     else:
-        reader = pd.read_csv(path, usecols=[column], **options)
+        reader = pd.read_csv(path, usecols=[column], sep=delimiter, **options)
     with reader:
         for chunk in reader:
             yield chunk.iloc[:, 0].to_numpy(dtype=object)
@@ -810,7 +915,8 @@ def _progress(total: Optional[int], desc: str, err: TextIO, show: bool) -> Any:
                 disable=None if show else True)
 
 
-def _scan(path: str, column: Optional[str], chunk_rows: int, err: TextIO, debug: bool) -> tuple[int, dict[str, int]]:
+def _scan(path: str, column: Optional[str], chunk_rows: int, err: TextIO, debug: bool, delimiter: str = ",",
+          encoding: str = "utf-8") -> tuple[int, dict[str, int]]:
     """First pass over the input: the number of rows and each distinct label's count, in first-seen order."""
     import numpy as np
     import pandas as pd
@@ -821,7 +927,7 @@ def _scan(path: str, column: Optional[str], chunk_rows: int, err: TextIO, debug:
     bar = None
     with _refused(debug, where):
         try:
-            for pos, values in enumerate(_read_chunks(path, column, chunk_rows)):
+            for pos, values in enumerate(_read_chunks(path, column, chunk_rows, delimiter, encoding)):
                 if pos == 1:  # more than one chunk: show the reading
                     bar = _progress(None, f"checking {Path(path).name}", err, True)
                     bar.update(rows)
@@ -833,6 +939,10 @@ def _scan(path: str, column: Optional[str], chunk_rows: int, err: TextIO, debug:
                     bar.update(len(values))
         except pd.errors.EmptyDataError:
             raise _UsageError(f"{where}: the file is empty") from None
+        except UnicodeDecodeError as exc:
+            if debug:
+                raise
+            raise _undecodable(path, encoding, exc) from None
         finally:
             if bar is not None:
                 bar.close()
@@ -870,19 +980,25 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _UsageError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.data is not None and ("\n" in args.data or "\r" in args.data):
         raise _UsageError("--data must be one line of text")
+    if args.delimiter is not None and args.column is None:
+        raise _UsageError("--delimiter applies to a CSV input, with --column (a text file has one item per line)")
+    if args.allow_many_labels and args.domain is not None:
+        raise _UsageError("--allow-many-labels applies without --domain only (a given domain is used as it is)")
+    delimiter = _delimiter(args.delimiter)
+    encoding = _encoding(args.encoding)
     # 2. the files
     path = _existing_file(args.input, "--input")
     if args.column is None and path.lower().endswith(".csv"):
         raise _UsageError(f"--input {path}: a CSV file needs --column NAME (without it the input is a text file with "
                           "one item per line)")
     if args.column is not None:
-        with _refused(args.debug, f"--input {path}"):
-            columns = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        columns = _csv_columns(path, delimiter, encoding, args.debug)
         if args.column not in columns:
-            raise _UsageError(f"--column {args.column!r}: not a column of {path} (its columns: {_shown(columns, 8)})")
+            raise _missing_column(args.column, columns, path, delimiter)
     _writable(args.output, "--output")
     if Path(args.output).resolve() == Path(path).resolve():
         raise _UsageError("--output must not be the --input file")
+    _new_file(args.output, "--output", args.force)
     given_domain = None if args.domain is None else _read_domain(args.domain, args.debug)
     budgets = None if args.budgets is None else _budgets_spec(args.budgets, args.debug)
     sensitive = None if args.sensitive is None else _sensitive_spec(args.sensitive, args.debug)
@@ -890,7 +1006,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if key is not None and given_domain is not None:  # the domain is known: the mechanism is checked now
         mech = _build_mechanism(key, args, given_domain, budgets, sensitive)
     # 3. the first pass: every label checked, the rows counted
-    rows, counts = _scan(path, args.column, args.chunk_rows, err, args.debug)
+    rows, counts = _scan(path, args.column, args.chunk_rows, err, args.debug, delimiter, encoding)
     column = f"column {args.column!r}" if args.column is not None else "one item per line"
     if given_domain is not None:
         domain = given_domain
@@ -903,6 +1019,11 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         from collections import Counter
 
+        if len(counts) > max(MANY_LABELS, rows / 2) and not args.allow_many_labels:
+            raise _UsageError(f"--input {path} ({column}): {len(counts):,} distinct labels in {rows:,} rows (more than "
+                              f"half the rows, and more than {MANY_LABELS}), such as {_shown(list(counts), 3)}: a numeric "
+                              "or identifier column rather than items; pass --domain FILE with the collection's labels, "
+                              "or --allow-many-labels to use every distinct value as a label")
         # the same domain as from the raw values: same counts, same first-seen order
         with _refused(args.debug, f"--input {path} ({column})"):
             domain = Domain.from_values(Counter(counts).elements(), order="frequency")
@@ -927,7 +1048,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         with ReportWriter(args.output, mech, domain=domain, data=data) as writer:
             bar = _progress(rows, f"perturbing {Path(path).name}", err, rows > args.chunk_rows)
             try:
-                for values in _read_chunks(path, args.column, args.chunk_rows):
+                for values in _read_chunks(path, args.column, args.chunk_rows, delimiter, encoding):
                     codes, uniques = pd.factorize(values)
                     items = domain.encode(uniques)[codes]
                     writer.write(mech.perturb(items, rng=rng))
@@ -956,8 +1077,14 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             also = "" if seen[real] == path else f" (as {seen[real]!r} too)"
             raise _UsageError(f"{path}: given twice{also}: its reports would be counted twice")
         seen[real] = path
+    if args.force and args.output is None:
+        raise _UsageError("--force applies with --output only (the --state file is always updated in place)")
     if args.output is not None:
-        _writable(args.output, "--output")
+        if os.path.realpath(args.output) in seen:
+            raise _UsageError(f"--output {args.output}: it is one of the report files read")
+        if args.state is not None and os.path.realpath(args.output) == os.path.realpath(args.state):
+            raise _UsageError(f"--output {args.output}: it is the --state file")
+        _new_file(args.output, "--output", args.force)
     if args.state is not None:
         _writable(args.state, "--state")
     # every file opened first (header and end record: a truncated file is refused), then checked against the

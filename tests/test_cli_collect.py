@@ -7,12 +7,17 @@ line with exit status 2 before writing anything, and name the file a refusal is 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ldpkit import GRR, OUE, contracts
 from ldpkit.aggregation import Aggregator
@@ -309,3 +314,187 @@ def test_file_errors_name_the_file(items, tmp_path: Path, capsys: pytest.Capture
     assert f"{not_reports}: not an ldpkit report file" in _one_error(capsys)
     assert main(["account", "--mechanism", "GRR", "--epsilon", "1"]) == 2
     assert "needs --d D or --domain FILE" in _one_error(capsys)
+
+
+# --------------------------------------------------------------------------- first-run faults (issue 33)
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    """``main(argv)`` with its stdout and stderr (for property tests, which cannot take capsys)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(d=st.integers(2, 6), extra=st.lists(st.integers(0, 5), max_size=60), family=st.sampled_from(["GRR", "OUE"]),
+       epsilon=st.sampled_from([0.5, 1.0, 2.5]), given_domain=st.booleans(), data=st.data())
+def test_perturb_contract_for_any_rows_and_labels(d: int, extra: list[int], family: str, epsilon: float,
+                                                  given_domain: bool, data) -> None:
+    """Regression: the uniform counts ``n / d`` were refused as non-integer counts unless ``d`` divides ``n``."""
+    labels = [f"item{i}" for i in range(d)]
+    rows = data.draw(st.permutations(list(range(d)) + [x % d for x in extra]), label="rows")  # every label occurs
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dom, out = Path(tmp) / "items.txt", Path(tmp) / "labels.txt", Path(tmp) / "r.ldpr"
+        src.write_text("".join(f"{labels[x]}\n" for x in rows))
+        dom.write_text("\n".join(labels) + "\n")
+        argv = ["perturb", "--input", str(src), "--output", str(out), "--contract", f"ldp:epsilon={epsilon}",
+                "--family", family, "--seed", "3"] + (["--domain", str(dom)] if given_domain else [])
+        status, _, err = _run(argv)
+        assert status == 0, err
+        f = open_reports(out)
+        assert f.n == len(rows) and len(f.domain) == d
+        assert contracts.ldp(d, epsilon).satisfied(f.mechanism)
+        uniform = np.full(d, len(rows) / d)
+        total = float(np.sum(f.mechanism.variance_at(uniform)))
+        assert f"total variance at uniform counts {total:.4g} for n = {len(rows)}" in err, err
+
+
+def test_perturb_contract_over_every_family_when_d_does_not_divide_n(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The all-families path (no --family) at a tiny domain, 7 rows over 3 labels."""
+    src, out = tmp_path / "items.txt", tmp_path / "r.ldpr"
+    src.write_text("a\nb\nc\na\na\nb\na\n")
+    assert main(["perturb", "--input", str(src), "--output", str(out), "--contract", "ldp:epsilon=1",
+                 "--seed", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "chose " in err and "smallest total variance at uniform counts" in err and "for n = 7" in err, err
+    assert contracts.ldp(3, 1.0).satisfied(open_reports(out).mechanism)
+
+
+def _many(tmp_path: Path, distinct: int, rows: int) -> Path:
+    """A CSV whose column ``lat`` has ``distinct`` values over ``rows`` rows (a latitude-like numeric column)."""
+    values = [f"{51 + (i % distinct) / 1000:.4f}" for i in range(rows)]
+    path = tmp_path / f"lat-{distinct}-{rows}.csv"
+    path.write_text("id,lat\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values)))
+    return path
+
+
+def test_a_column_of_nearly_distinct_values_is_refused_without_domain(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from ldpkit.cli import MANY_LABELS
+
+    base = ["--column", "lat", "--mechanism", "GRR", "--epsilon", "1", "--seed", "1"]
+    out = tmp_path / "r.ldpr"
+    path = _many(tmp_path, 3375, 3376)  # the reported case: latitudes, one value (almost) per row
+    assert main(["perturb", "--input", str(path), *base, "--output", str(out)]) == 2
+    line = _one_error(capsys)
+    assert "3,375 distinct labels in 3,376 rows" in line and "--allow-many-labels" in line and "--domain FILE" in line
+    assert not out.exists()
+    assert main(["perturb", "--input", str(path), *base, "--output", str(out), "--allow-many-labels"]) == 0
+    assert len(open_reports(out).domain) == 3375
+    # the rule's edges: more than half the rows and more than MANY_LABELS distinct labels
+    for distinct, rows, status in ((151, 300, 2), (150, 300, 0), (MANY_LABELS, MANY_LABELS, 0),
+                                   (MANY_LABELS + 1, MANY_LABELS + 1, 2)):
+        target = tmp_path / f"edge-{distinct}-{rows}.ldpr"
+        assert main(["perturb", "--input", str(_many(tmp_path, distinct, rows)), *base,
+                     "--output", str(target)]) == status, (distinct, rows)
+    capsys.readouterr()
+    # a domain given beforehand is used as it is; the flag does not apply with it
+    dom = tmp_path / "labels.txt"
+    dom.write_text("".join(f"{51 + i / 1000:.4f}\n" for i in range(3375)))
+    assert main(["perturb", "--input", str(path), *base, "--output", str(tmp_path / "d.ldpr"),
+                 "--domain", str(dom)]) == 0
+    assert main(["perturb", "--input", str(path), *base, "--output", str(tmp_path / "e.ldpr"), "--domain", str(dom),
+                 "--allow-many-labels"]) == 2
+    assert "--allow-many-labels applies without --domain only" in _one_error(capsys)
+
+
+def test_existing_output_is_replaced_only_with_force(items, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.ldpr"
+    out.write_bytes(b"precious")
+    base = ["perturb", "--input", str(items["txt"]), "--output", str(out), "--mechanism", "GRR", "--epsilon", "1",
+            "--domain", str(items["domain"]), "--seed", "1"]
+    assert main(base) == 2
+    line = _one_error(capsys)
+    assert f"--output {out}: the file exists" in line and "--force" in line
+    assert out.read_bytes() == b"precious"
+    assert main([*base, "--force"]) == 0
+    assert open_reports(out).n == N
+    # estimate: the same for --output; the --state file is updated in place without --force
+    est, state = tmp_path / "est.csv", tmp_path / "state.json"
+    est.write_text("precious\n")
+    assert main(["estimate", str(out), "--output", str(est), "--state", str(state)]) == 2
+    line = _one_error(capsys)
+    assert f"--output {est}: the file exists" in line and "--force" in line
+    assert est.read_text() == "precious\n" and not state.exists()
+    assert main(["estimate", str(out), "--output", str(est), "--state", str(state), "--force"]) == 0
+    assert est.read_text().startswith("# ldpkit ") and Aggregator.load(state).n == N
+    second = tmp_path / "r2.ldpr"
+    assert main([*base[:4], str(second), *base[5:-1], "2"]) == 0  # another seed: other reports
+    assert main(["estimate", str(second), "--state", str(state)]) == 0
+    assert Aggregator.load(state).n == 2 * N
+    capsys.readouterr()
+    # never the files it reads, even with --force
+    assert main(["estimate", str(out), "--output", str(out), "--force"]) == 2
+    assert "one of the report files read" in _one_error(capsys)
+    assert main(["estimate", str(out), "--output", str(state), "--state", str(state), "--force"]) == 2
+    assert "it is the --state file" in _one_error(capsys)
+    assert main(["estimate", str(out), "--force"]) == 2
+    assert "--force applies with --output only" in _one_error(capsys)
+
+
+def test_encoding_flag_and_a_decoding_error_that_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes("user,item\n1,café\n2,thé\n3,café\n".encode("latin-1"))
+    out = tmp_path / "r.ldpr"
+    base = ["perturb", "--input", str(path), "--column", "item", "--output", str(out), "--mechanism", "GRR",
+            "--epsilon", "1", "--seed", "1"]
+    assert main(base) == 2
+    line = _one_error(capsys)
+    assert f"--input {path}: not utf-8 text at line 2 (byte 0xe9)" in line and "--encoding latin-1" in line, line
+    assert not out.exists()
+    assert main([*base, "--encoding", "latin-1"]) == 0
+    assert open_reports(out).domain == Domain(["café", "thé"])
+    # a header that does not decode, and a text file (one item per line)
+    header = tmp_path / "header.csv"
+    header.write_bytes("user,catégorie\n1,a\n".encode("latin-1"))
+    assert main([*base[:2], str(header), *base[3:4], "catégorie", *base[5:]]) == 2
+    assert "not utf-8 text at line 1" in _one_error(capsys)
+    txt = tmp_path / "latin.txt"
+    txt.write_bytes("café\nthé\n".encode("cp1252"))
+    assert main(["perturb", "--input", str(txt), "--output", str(tmp_path / "t.ldpr"), "--mechanism", "GRR",
+                 "--epsilon", "1"]) == 2
+    assert "--encoding" in _one_error(capsys)
+    assert main(["perturb", "--input", str(txt), "--output", str(tmp_path / "t.ldpr"), "--mechanism", "GRR",
+                 "--epsilon", "1", "--encoding", "cp1252"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--encoding", "no-such-codec", "--force"]) == 2
+    assert "--encoding 'no-such-codec': unknown encoding" in _one_error(capsys)
+
+
+@pytest.mark.parametrize(("sep", "flag"), [(";", ";"), ("\t", "\\t"), ("\t", "tab"), ("|", "|")])
+def test_delimiter_flag_and_a_wrong_separator_hint(sep: str, flag: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text(f"user{sep}item\n" + "".join(f"u{i}{sep}{LABELS[i % 5]}\n" for i in range(20)))
+    out = tmp_path / "r.ldpr"
+    base = ["perturb", "--input", str(path), "--column", "item", "--output", str(out), "--mechanism", "OUE",
+            "--epsilon", "1", "--seed", "1"]
+    assert main(base) == 2
+    line = _one_error(capsys)
+    shown = "'\\t'" if sep == "\t" else repr(sep)
+    assert "--column 'item': not a column of" in line and f"pass --delimiter {shown}" in line, line
+    assert main([*base, "--delimiter", flag]) == 0
+    assert open_reports(out).n == 20 and set(open_reports(out).domain.labels) == set(LABELS)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--delimiter", ";;"], "--delimiter ';;': must be one character"),
+    (["--delimiter", '"'], "must be one character other than a quote"),
+    (["--delimiter", ";", "--no-column"], "--delimiter applies to a CSV input, with --column"),
+    (["--column", "item", "--delimiter", ";"], "pass --delimiter ','"),  # a comma file read with ';'
+])
+def test_delimiter_usage_errors(argv: list[str], message: str, items, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    column = [] if "--no-column" in argv or "--column" in argv else ["--column", "item"]
+    source = items["txt"] if "--no-column" in argv else items["csv"]
+    argv = [a for a in argv if a != "--no-column"]
+    out = tmp_path / "never.ldpr"
+    assert main(["perturb", "--input", str(source), *column, "--output", str(out), "--mechanism", "GRR",
+                 "--epsilon", "1", *argv]) == 2
+    line = _one_error(capsys)
+    assert message in line, line
+    assert not out.exists()
