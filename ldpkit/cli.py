@@ -38,9 +38,9 @@ chapter).  ``perturb`` reads items (labels) from a CSV column (``--column``; fie
 with ``--encoding`` (default UTF-8), in chunks of ``--chunk-rows`` with pandas, and writes one
 report per item to a report file (``.csv``: the plain CSV form; any other suffix: the binary form)
 that stores the mechanism, the domain and the ``--data`` line.  An existing ``--output`` file is
-replaced only with ``--force`` (for ``estimate`` too; its ``--state`` file is updated in place).  The input is read twice: first to
-check every label and count the rows (an unknown label is refused by name before anything is
-written), then to perturb, with one :class:`numpy.random.Generator` made from ``--seed`` (drawn and
+replaced only with ``--force`` (for ``estimate`` too; its ``--state`` file is updated in place).
+The input is read twice: first to check every label and count the rows (an unknown label is
+refused by name before anything is written), then to perturb, with one :class:`numpy.random.Generator` made from ``--seed`` (drawn and
 printed when not given, so the run can be repeated).  The domain is ``--domain FILE`` (one label a
 line: item ``i`` is line ``i``), or else the data's distinct labels, most frequent first (a dry run
 only: a deployed collection fixes its domain beforehand); data with more distinct labels than half
@@ -234,15 +234,15 @@ def _collection_parsers(sub: Any) -> None:
     per.add_argument("--family", metavar="NAME", default=None,
                      help="with --contract: calibrate this family only (a name of ldpkit.calibration.families(), "
                      "e.g. GRR, OUE, IPRR, IDUE-opt1; default: every family, keeping the one with the smallest "
-                     "total variance at uniform counts)")
+                     "total variance at uniform counts, n/d each)")
     per.add_argument("--domain", metavar="FILE", default=None,
                      help="the domain: a text file of labels, one a line (item i is line i); default: the data's "
                      "distinct labels, most frequent first (a dry run only: a deployed collection fixes its domain "
                      "beforehand)")
     per.add_argument("--allow-many-labels", action="store_true",
-                     help=f"without --domain: accept data with more distinct labels than half their rows and than "
-                     f"{MANY_LABELS} (refused by default: such a column, e.g. numbers or identifiers, is rarely a "
-                     "set of items)")
+                     help=f"without --domain: accept data with more than {MANY_LABELS} distinct labels and more "
+                     "than half as many as rows (refused by default: such a column, e.g. numbers or identifiers, "
+                     "is rarely a set of items)")
     per.add_argument("--seed", metavar="N", type=int, default=None,
                      help="non-negative seed of the one random generator (default: a fresh seed, printed so that the "
                      "run can be repeated)")
@@ -1020,10 +1020,10 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from collections import Counter
 
         if len(counts) > max(MANY_LABELS, rows / 2) and not args.allow_many_labels:
-            raise _UsageError(f"--input {path} ({column}): {len(counts):,} distinct labels in {rows:,} rows (more than "
-                              f"half the rows, and more than {MANY_LABELS}), such as {_shown(list(counts), 3)}: a numeric "
-                              "or identifier column rather than items; pass --domain FILE with the collection's labels, "
-                              "or --allow-many-labels to use every distinct value as a label")
+            raise _UsageError(f"--input {path} ({column}): {len(counts):,} distinct labels in {rows:,} rows (more "
+                              f"than half the rows, and more than {MANY_LABELS}), such as {_shown(list(counts), 3)}: "
+                              "a numeric or identifier column rather than items; pass --domain FILE with the "
+                              "collection's labels, or --allow-many-labels to use every distinct value as a label")
         # the same domain as from the raw values: same counts, same first-seen order
         with _refused(args.debug, f"--input {path} ({column})"):
             domain = Domain.from_values(Counter(counts).elements(), order="frequency")
