@@ -498,3 +498,26 @@ def test_delimiter_usage_errors(argv: list[str], message: str, items, tmp_path: 
     line = _one_error(capsys)
     assert message in line, line
     assert not out.exists()
+
+
+def test_readme_own_data_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's "Your own data" section, its Python then its shell commands, in an empty directory."""
+    import shlex
+    import subprocess
+    import sys
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Your own data"):]
+    section = section[:section.index("\n### ", 1)]
+    python = re.findall(r"```python\n(.*?)```", section, re.S)
+    shell = re.findall(r"```bash\n(.*?)```", section, re.S)
+    assert len(python) == 1 and len(shell) == 1
+    monkeypatch.chdir(tmp_path)
+    exec(compile(python[0], "README.md", "exec"), {})
+    # `ldpkit` is this interpreter's, whatever the PATH
+    script = f"ldpkit() {{ {shlex.quote(sys.executable)} -m ldpkit \"$@\"; }}\n{shell[0]}"
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Guarantee('ldp', epsilon=2.0): holds" in done.stdout
+    both = (tmp_path / "both-days.csv").read_text()
+    assert "# data: shop A, Monday" in both and "# data: items.csv, column 'item', 5 rows" in both
