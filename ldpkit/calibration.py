@@ -224,6 +224,15 @@ class Calibration:
         ``counts`` may be real-valued, such as the uniform ``n / d`` for any ``n`` and ``d``: the variance
         is linear in the counts (:meth:`~ldpkit.base.FrequencyOracle.variance_at`), and at integer counts
         it is the member's :meth:`~ldpkit.base.FrequencyOracle.variance`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpkit import contracts
+        >>> from ldpkit.calibration import calibrate
+        >>> cal = calibrate("GRR", contracts.ldp(3, 1.0))
+        >>> round(cal.total_variance(np.full(3, 10 / 3)), 4)   # 10 users at uniform counts
+        43.6009
         """
         if self.mechanism is None:
             raise ValueError(f"{self.family} has no member keeping {self.contract.name}: {self.reason}")
