@@ -11,7 +11,8 @@
 * A notion defined only in this file (approximate ``(eps, delta)``-LDP, with its own closed form
   for unary channels) is registered the way CONTRIBUTING says a notion module does it, and then
   works with :class:`~ldpkit.accountant.Guarantee`, :func:`~ldpkit.accountant.verify`,
-  :func:`~ldpkit.accountant.privacy_profile` and the closed-form test, with no change to ldpkit.
+  :func:`~ldpkit.accountant.privacy_profile`, the promises of :mod:`ldpkit.contracts`, the map of
+  notions and the closed-form test, with no change to ldpkit.
 * Registering an id twice is refused unless asked, and two notions with an own parameter of the
   same name each receive their own value.
 """
@@ -26,7 +27,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ldpkit import accountant
+from ldpkit import accountant, contracts
+from ldpkit import notion_map as nm
 from ldpkit.accountant import CheckResult, Guarantee, Notion, register_notion, registered_notions, unregister_notion
 from ldpkit.channels import Channel, ExplicitChannel, UnaryChannel
 from ldpkit.mechanisms import registered_mechanisms
@@ -253,6 +255,26 @@ def test_a_notion_from_outside_works_everywhere(approx_notion: Notion[ApproxResu
     prof = accountant.privacy_profile(OUE(4, 1.0), params={"approx-ldp": {"delta": 0.01}})
     assert prof.approx_epsilon == pytest.approx(approx_epsilon(OUE(4, 1.0), 0.01))
     assert accountant.privacy_profile(OUE(4, 1.0)).approx_epsilon is None
+    # a promise of it, from Python and from text, checked on both sides of GRR's tightest value
+    tight = approx_epsilon(GRR(4, 1.0), 0.05)
+    for factor in (1 - 1e-6, 1 + 1e-6):
+        c = contracts.parse(f"approx-ldp:epsilon={tight * factor!r},delta=0.05", d=4)
+        assert c == c and c.name == "Approx-LDP" and c.satisfied(GRR(4, 1.0)) == (factor > 1)
+        assert c.guarantee == contracts.promise("approx-ldp", 4, epsilon=tight * factor, delta=0.05).guarantee
+    with pytest.raises(ValueError, match="approx-ldp needs delta"):
+        contracts.parse("approx-ldp:epsilon=1", d=4)
+    # the map of notions states it at its one budget and decides its pairs with the pool's witnesses
+    scenario = nm.Scenario(n_random=2)
+    members = {m.name: m for m in nm.scenario_members(scenario)}
+    assert members["Approx-LDP"].guarantee == Guarantee("approx-ldp", epsilon=1.0, delta=0.05)
+    nmap = nm.notion_map(scenario)
+    new = [r for r in nmap.relations if "Approx-LDP" in (r.source, r.target)]
+    assert len(new) == 2 * (len(nmap.names) - 1)
+    assert all(r.holds is not True for r in new)  # no proof is written for it
+    assert all(nm.verify_witness(r) for r in new if r.holds is False)
+    # LDP(eps) implies it (delta = 0 suffices), which no proof here states: undecided, never refuted
+    assert nmap.relation("LDP", "Approx-LDP").verdict == "undecided"
+    assert nmap.relation("IPLDP", "Approx-LDP").verdict == "fails"  # a non-sensitive output reveals the input
     # its closed form for unary channels is covered by the abstract test the moment it exists
     cases = closed_form_cases((approx_notion,))
     assert {kind for _, kind, _ in cases} == {"UnaryChannel"} and len(cases) >= 4
@@ -331,3 +353,9 @@ def test_notions_with_an_own_parameter_of_the_same_name_get_their_own_values(
         accountant.privacy_profile(GRR(4, 1.0), params={"lip": {"prior": [0.25] * 4}})
     with pytest.raises(ValueError, match="did you mean shift-one"):
         accountant.privacy_profile(GRR(4, 1.0), params={"shift-on": {"alpha": 0.5}})
+    # and so do their promises
+    one = contracts.parse("shift-one:epsilon=2,alpha=0.5", d=4)
+    two = contracts.parse("shift-two:epsilon=2,alpha=2", d=4)
+    assert one.satisfied(GRR(4, 1.0)) and not two.satisfied(GRR(4, 1.0))
+    members = {m.name: m.guarantee.params for m in nm.scenario_members(nm.Scenario())}
+    assert members["shift-one"]["alpha"] == members["shift-two"]["alpha"] == 0.25 and members["FLDP"]["alpha"] == 0.5
