@@ -8,9 +8,13 @@ at most 1 when it satisfies the contract), the per-item budgets a family with on
 item is built from (:meth:`Contract.budget_vector`) and, for the pairwise notions, the matrix of
 pairwise budgets of context-aware LDP (:meth:`Contract.pairwise_matrix`).
 
-One constructor per notion: :func:`ldp`, :func:`idldp` (a pair rule ``min``, ``average``,
-``max`` or a callable), :func:`minidldp`, :func:`ipldp`, :func:`uldp`, :func:`fldp`, :func:`lip`
-and :func:`context_aware`.  Each validates its arguments before anything is computed.
+Every registered notion (:func:`ldpkit.accountant.registered_notions`), a notion registered later
+included, is stated by one generic constructor, :func:`promise`, which validates the parameters
+the notion declares before anything is computed, and from text by :func:`parse`
+(``"fldp:epsilon=1,alpha=0.5"``; the per-item data, such as budgets or a prior, come from the
+caller).  The constructors :func:`ldp`, :func:`idldp` (a pair rule ``min``, ``average``, ``max``
+or a callable), :func:`minidldp`, :func:`ipldp`, :func:`uldp`, :func:`fldp`, :func:`lip` and
+:func:`context_aware` are :func:`promise` with the builtin notions' arguments spelled out.
 Synthesis chapter, :ref:`sec-synthesis-contracts`.
 
 Examples
@@ -21,10 +25,14 @@ Examples
 ('MinID-LDP', True, 2.0)
 >>> contracts.uldp(4, 1.0, sensitive=[0, 1]).budget_vector().tolist()
 [1.0, 1.0, inf, inf]
+>>> contracts.parse("fldp:epsilon=1,alpha=0.5", d=4)
+Contract(FLDP: Guarantee('fldp', epsilon=1.0, alpha=0.5), d=4)
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -32,12 +40,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import accountant
-from ._validation import check_budget_vector, check_distribution, check_positive_int, check_positive_real, check_probability
-from .accountant import CheckResult, Guarantee, Notion, get_notion
+from ._validation import ArgumentTypeError, check_positive_int, describe
+from .accountant import SHARED_PARAMETERS, CheckResult, Guarantee, Notion, get_notion, registered_notions
 from .accountant.ipldp import sensitive_indices
 
 __all__ = [
     "Contract",
+    "SPELLINGS",
     "context_aware",
     "fldp",
     "idldp",
@@ -45,21 +54,28 @@ __all__ = [
     "ldp",
     "lip",
     "minidldp",
+    "parse",
+    "promise",
     "uldp",
 ]
+
+#: other spellings :func:`parse` accepts for a parameter, when the notion declares the parameter
+#: and not the spelling: ``eps`` for ``epsilon``, ``rule`` for the pair rule ``r`` of ID-LDP
+SPELLINGS: Mapping[str, str] = {"eps": "epsilon", "rule": "r"}
 
 
 @dataclass(frozen=True, eq=False)
 class Contract:
     """A privacy promise for a domain of ``d`` items: a notion with its parameters.
 
-    Build one with the module's constructors (:func:`ldp`, :func:`minidldp`, ...), which validate
-    the parameters.
+    Build one with :func:`promise`, :func:`parse` or the module's constructors (:func:`ldp`,
+    :func:`minidldp`, ...), which validate the parameters.
 
     Attributes
     ----------
     name
-        Short name for tables (``"LDP"``, ``"MinID-LDP"``, ``"ULDP"``, ...).
+        Short name for tables: the notion's display name (``"LDP"``, ``"MinID-LDP"``, ``"ULDP"``,
+        ...), with its own parameters that are words in parentheses (``"ID-LDP (average)"``).
     guarantee
         The promise as a :class:`~ldpkit.accountant.Guarantee`.
     d
@@ -98,38 +114,38 @@ class Contract:
     def budget_vector(self) -> np.ndarray:
         """One budget per item, the form a family with per-item budgets (IPRR, IDUE) is built from.
 
-        LDP, FLDP, LIP: ``eps`` for every item; ID-LDP, MinID-LDP, IPLDP: the budgets (``inf`` for a
-        non-sensitive item of IPLDP); ULDP: ``eps`` on the sensitive items and ``inf`` elsewhere;
-        context-aware: the smallest budget of any pair the item is part of.
+        Read from the promise's parameters, whatever its notion: per-item ``budgets`` as stated
+        (``inf`` for a non-sensitive item of IPLDP); a ``matrix`` of pairwise budgets: the smallest
+        budget of any pair the item is part of; one ``epsilon`` with ``sensitive`` items (ULDP):
+        ``eps`` on the sensitive items and ``inf`` elsewhere; one ``epsilon`` otherwise (LDP,
+        FLDP, LIP): ``eps`` for every item.
         """
         p = self.guarantee.params
         if "budgets" in p:
-            return np.asarray(p["budgets"], dtype=float).copy()
+            b = np.asarray(p["budgets"], dtype=float)
+            if b.size == self.d:
+                return b.copy()
+            out = np.full(self.d, np.inf)  # one budget per sensitive item (IPLDP's other form)
+            out[self.sensitive] = b
+            return out
         if "matrix" in p:
             m = np.asarray(p["matrix"], dtype=float).copy()
             np.fill_diagonal(m, np.inf)
             return np.minimum(m.min(axis=1), m.min(axis=0))
         eps = float(p["epsilon"])
-        if self.guarantee.notion == "uldp":
+        if "sensitive" in p:
             out = np.full(self.d, np.inf)
             out[self.sensitive] = eps
             return out
         return np.full(self.d, eps)
 
     def pairwise_matrix(self) -> Optional[np.ndarray]:
-        """The context-aware matrix of a pairwise promise (LDP, ID-LDP with a built-in rule, MinID-LDP, context-aware), else ``None``.
+        """The context-aware matrix of a pairwise promise (:attr:`~ldpkit.accountant.Notion.pairwise`: LDP, ID-LDP, MinID-LDP, context-aware), else ``None``.
 
         Synthesis chapter, :prf:ref:`prop-pairwise-special-cases`.
         """
-        p = self.guarantee.params
-        notion = self.guarantee.notion
-        if notion == "ldp":
-            return accountant.pairwise_budgets(self.d, epsilon=p["epsilon"])
-        if notion in ("id-ldp", "minid-ldp"):
-            return accountant.pairwise_budgets(self.d, budgets=p["budgets"], r=p.get("r", "min"))
-        if notion == "context-aware":
-            return np.asarray(p["matrix"], dtype=float).copy()
-        return None
+        pairwise = self.notion.pairwise
+        return None if pairwise is None else np.asarray(pairwise(self.d, self.guarantee.params), dtype=float)
 
     # ------------------------------------------------------------------ a mechanism against it
     def check(self, mech: Any) -> CheckResult:
@@ -151,19 +167,232 @@ class Contract:
         """
         notion = self.notion
         p = self.guarantee.params
+        context = {k: v for k, v in p.items() if k in notion.tightest_needs + notion.optional}
         if notion.scale:
             if "r" in p and not isinstance(p["r"], str):
                 raise ValueError("an ID-LDP promise with a callable pair rule has no scale; use satisfied()")
-            context = {k: v for k, v in p.items() if k in notion.tightest_needs or k in notion.optional}
             return float(notion.tightest(mech, **context))
-        context = {k: v for k, v in p.items() if k in notion.tightest_needs}
         return float(notion.tightest(mech, **context)) / float(p[notion.budget])
 
     def __repr__(self) -> str:
         return f"Contract({self.name}: {self.guarantee!r}, d={self.d})"
 
 
-# ---------------------------------------------------------------------------- constructors
+# ---------------------------------------------------------------------------- any notion
+def promise(notion: str | Notion[Any], d: int, *, name: Optional[str] = None, **params: Any) -> Contract:
+    """A promise of any registered notion on ``d`` items, its parameters validated from the notion's declaration.
+
+    The parameters are those the notion declares (:attr:`~ldpkit.accountant.Notion.required`
+    and :attr:`~ldpkit.accountant.Notion.optional`), checked and normalised by its
+    :attr:`~ldpkit.accountant.Notion.validate` before anything is computed.
+
+    Parameters
+    ----------
+    notion
+        A registered notion's id (``"fldp"``) or the :class:`~ldpkit.accountant.Notion` itself.
+    d
+        Domain size.
+    name
+        The contract's name in tables (default: the notion's display name, followed in
+        parentheses by its own parameters that are words other than their defaults, as
+        ``"ID-LDP (average)"``).
+    **params
+        The guarantee's parameters.
+
+    Raises
+    ------
+    ValueError
+        An unknown notion or parameter, a missing parameter, or a bad value (named).
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, contracts
+    >>> c = contracts.promise("fldp", 4, epsilon=1.0, alpha=0.5)
+    >>> c.name, c.satisfied(GRR(4, 1.0))
+    ('FLDP', True)
+    >>> contracts.promise("id-ldp", 3, budgets=[1.0, 1.0, 2.0], r="average").name
+    'ID-LDP (average)'
+    >>> contracts.promise("fldp", 4, epsilon=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: fldp needs alpha
+    """
+    spec = notion if isinstance(notion, Notion) else get_notion(notion)
+    d = check_positive_int(d, "d")
+    if name is not None and not isinstance(name, str):
+        raise ArgumentTypeError(f"name must be a string, got {describe(name)}")
+    allowed = spec.required + spec.optional
+    unknown = [p for p in params if p not in allowed]
+    if unknown:
+        raise ValueError(f"{spec.name} takes {', '.join(allowed)}; got {', '.join(unknown)}")
+    values = spec.parameters(d, params)
+    missing = [p for p in spec.required if p not in values]
+    if missing:
+        raise ValueError(f"{spec.name} needs {', '.join(missing)}")
+    values = {p: values[p] for p in allowed if p in values}  # in the order the notion declares them
+    return Contract(name or _title(spec, values), Guarantee(spec.name, **values), d)
+
+
+def _title(notion: Notion[Any], params: Mapping[str, Any]) -> str:
+    """The display name, with the notion's own word parameters that differ from the check's defaults."""
+    try:
+        defaults = {k: v.default for k, v in inspect.signature(notion.check_fn).parameters.items()}
+    except (TypeError, ValueError):  # pragma: no cover - a callable without a signature
+        defaults = {}
+    words = [v for k, v in params.items() if k in notion.own and isinstance(v, str) and defaults.get(k) != v]
+    return f"{notion.display} ({', '.join(words)})" if words else notion.display
+
+
+def _find_notion(text: str) -> Notion[Any]:
+    """The registered notion named ``text``: its id or display name, ignoring case, hyphens, underscores and spaces."""
+    def key(s: str) -> str:
+        return "".join(ch for ch in s.lower() if ch not in "-_ ")
+
+    found = {n.name: n for n in registered_notions() if key(text) in (key(n.name), key(n.display))}
+    if len(found) == 1:
+        return next(iter(found.values()))
+    if found:
+        raise ValueError(f"{text!r} names several notions: {', '.join(found)}")
+    known = ", ".join(n.name for n in registered_notions())
+    raise ValueError(f"unknown notion {text!r}; known notions: {known}")
+
+
+def parse(
+    spec: str,
+    d: Optional[int] = None,
+    *,
+    budgets: Optional[ArrayLike] = None,
+    sensitive: Optional[ArrayLike] = None,
+    prior: Optional[ArrayLike] = None,
+    matrix: Optional[ArrayLike] = None,
+    hints: Optional[Mapping[str, str]] = None,
+) -> Contract:
+    """A promise of any registered notion from text: ``NOTION[:PARAM=VALUE,...]``, the per-item data from the caller.
+
+    The grammar: the notion's id or display name (``ldp``, ``minid-ldp``, ``MinID-LDP``; case,
+    hyphens and underscores are ignored), then optionally ``:`` and comma-separated
+    ``PARAM=VALUE`` pairs for the parameters that are single values: the budget ``epsilon``
+    (also spelled ``eps``) and the notion's own parameters (FLDP's ``alpha``, ID-LDP's pair rule
+    ``r``, also spelled ``rule``; :data:`SPELLINGS`).  A value is read as a number when it is
+    one, else kept as a word.  The data of the promise, :data:`~ldpkit.accountant.SHARED_PARAMETERS`
+    (per-item ``budgets``, ``sensitive`` items, a ``prior``, a ``matrix`` of pairwise budgets),
+    are never written in the text: they come as keyword arguments, and only to a notion that
+    states them.  Nothing here depends on a particular notion, so a notion registered later is
+    parsed the same way.  Examples: ``ldp:epsilon=1``, ``fldp:epsilon=1,alpha=0.5``,
+    ``minid-ldp`` (with ``budgets=``), ``lip:epsilon=1`` (with ``prior=``),
+    ``id-ldp:rule=average`` (with ``budgets=``), ``uldp:eps=1`` (with ``sensitive=``),
+    ``context-aware`` (with ``matrix=``).
+
+    Parameters
+    ----------
+    spec
+        The text.
+    d
+        Domain size; default: the length of the data given (``budgets``, ``prior``, ``matrix``).
+    budgets, sensitive, prior, matrix
+        The data of the promise, for the notions that state them.
+    hints
+        Where the caller reads each datum from, shown in the error naming a missing one (the
+        command line passes ``{"budgets": "the CLI's --budgets FILE", ...}``); default: the
+        keyword argument.
+
+    Raises
+    ------
+    ValueError
+        One line naming what is wrong: an unknown notion or parameter, a value that is not
+        valid, a missing parameter or datum (with its hint), data the notion does not take.
+
+    Examples
+    --------
+    >>> from ldpkit import GRR, contracts
+    >>> contracts.parse("ldp:epsilon=1", d=4).satisfied(GRR(4, 1.0))
+    True
+    >>> contracts.parse("id-ldp:rule=average", budgets=[1.0, 2.0, 2.0])
+    Contract(ID-LDP (average): Guarantee('id-ldp', budgets=[1.0, 2.0, 2.0], r='average'), d=3)
+    >>> contracts.parse("minid-ldp", hints={"budgets": "the CLI's --budgets FILE"})
+    Traceback (most recent call last):
+    ...
+    ValueError: minid-ldp needs budgets (the CLI's --budgets FILE)
+    >>> contracts.parse("ldp:epsilon=1", budgets=[1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: ldp takes no budgets (it takes epsilon in its text)
+    """
+    if not isinstance(spec, str):
+        raise ArgumentTypeError(f"a promise's text must be a string, got {describe(spec)}")
+    if hints is not None and not isinstance(hints, Mapping):
+        raise ArgumentTypeError(f"hints must map data names to where they come from, got {describe(hints)}")
+    head, _, rest = spec.partition(":")
+    if not head.strip():
+        raise ValueError(f"{spec!r} names no notion; write NOTION[:PARAM=VALUE,...], as in ldp:epsilon=1")
+    notion = _find_notion(head.strip())
+    declared = notion.required + notion.optional
+    in_text = tuple(p for p in declared if p not in SHARED_PARAMETERS)
+    data_taken = tuple(p for p in declared if p in SHARED_PARAMETERS)
+
+    def hint(p: str) -> str:
+        return (hints or {}).get(p) or f"give {p}="
+
+    def takes() -> str:
+        parts = [", ".join(in_text) + " in its text"] if in_text else []
+        parts += [", ".join(data_taken) + " from the caller"] if data_taken else []
+        return " and ".join(parts) or "no parameter"
+
+    params: dict[str, Any] = {}
+    for part in (p.strip() for p in rest.split(",") if rest.strip()):
+        key, eq, value = part.partition("=")
+        key = key.strip().lower()
+        if not eq or not key or not value.strip():
+            raise ValueError(f"{notion.name}: {part!r} is not PARAM=VALUE")
+        if key not in declared and SPELLINGS.get(key) in declared:
+            key = SPELLINGS[key]
+        if key in SHARED_PARAMETERS and key in declared:
+            raise ValueError(f"{notion.name}: {key} is not written in the text; it comes from the caller ({hint(key)})")
+        if key not in in_text:
+            raise ValueError(f"{notion.name} takes {takes()}; got {key}")
+        if key in params:
+            raise ValueError(f"{notion.name}: {key} is given twice")
+        params[key] = _value(value.strip())
+    data = {"budgets": budgets, "sensitive": sensitive, "prior": prior, "matrix": matrix}
+    for p, v in data.items():
+        if v is None:
+            continue
+        if p not in declared:
+            raise ValueError(f"{notion.name} takes no {p} (it takes {takes()})")
+        params[p] = v
+    if notion.budget in SHARED_PARAMETERS and notion.budget not in params:
+        raise ValueError(f"{notion.name} needs {notion.budget} ({hint(notion.budget)})")
+    if d is None:
+        d = next((int(np.shape(v)[0]) for p, v in data.items() if v is not None and p != "sensitive"
+                  and np.ndim(v) >= 1), None)
+    missing_data = [p for p in notion.context if p in SHARED_PARAMETERS and p not in params]
+    if d is None:
+        if missing_data:
+            raise ValueError(f"{notion.name} needs {_listed([f'{p} ({hint(p)})' for p in missing_data])}")
+        raise ValueError(f"{notion.name}: the domain size d is needed (no data gives it)")
+    d = check_positive_int(d, "d")
+    values = notion.parameters(d, params)
+    missing = [p for p in notion.required if p not in values]
+    if missing:
+        said = [f"{p} ({hint(p)})" if p in SHARED_PARAMETERS else f"{p}, as in {notion.name}:{p}=VALUE"
+                for p in missing]
+        raise ValueError(f"{notion.name} needs {_listed(said)}")
+    return promise(notion, d, **values)
+
+
+def _value(text: str) -> Any:
+    """A value of the text: a number when it reads as one, else the word."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# ---------------------------------------------------------------------------- the builtin notions
 def ldp(d: int, epsilon: float) -> Contract:
     """eps-LDP on ``d`` items (Foundations chapter, :prf:ref:`def-ldp`).
 
@@ -173,61 +402,40 @@ def ldp(d: int, epsilon: float) -> Contract:
     >>> contracts.ldp(3, 1.0)
     Contract(LDP: Guarantee('ldp', epsilon=1.0), d=3)
     """
-    d = check_positive_int(d, "d")
-    return Contract("LDP", Guarantee("ldp", epsilon=check_positive_real(epsilon, "epsilon")), d)
+    return promise("ldp", d, epsilon=epsilon)
 
 
 def idldp(budgets: ArrayLike, r: accountant.PairRule = "average") -> Contract:
     """E-ID-LDP with pair rule ``r`` (ID-LDP chapter, :prf:ref:`def-idldp`); ``r="min"`` is :func:`minidldp`."""
-    e = check_budget_vector(budgets, np.size(budgets))
     name, _ = accountant.resolve_pair_rule(r)
     if name == "min":
-        return minidldp(e)
-    return Contract(f"ID-LDP ({name})", Guarantee("id-ldp", budgets=e, r=r), int(e.size))
+        return minidldp(budgets)
+    return promise("id-ldp", int(np.size(budgets)), name=f"ID-LDP ({name})", budgets=budgets, r=r)
 
 
 def minidldp(budgets: ArrayLike) -> Contract:
     """E-MinID-LDP (ID-LDP chapter, :prf:ref:`def-minidldp`)."""
-    e = check_budget_vector(budgets, np.size(budgets))
-    if e.size < 2:
-        raise ValueError(f"a MinID-LDP promise needs at least 2 items, got {e.size}")
-    return Contract("MinID-LDP", Guarantee("minid-ldp", budgets=e), int(e.size))
+    return promise("minid-ldp", int(np.size(budgets)), budgets=budgets)
 
 
 def ipldp(budgets: ArrayLike) -> Contract:
     """(D_S, E)-IPLDP: ``budgets`` finite on the sensitive items, ``inf`` on the others (IPLDP chapter, :prf:ref:`def-ipldp`)."""
-    e = check_budget_vector(budgets, np.size(budgets), allow_inf=True)
-    sens = np.flatnonzero(np.isfinite(e))
-    if sens.size == 0:
-        raise ValueError("an IPLDP promise needs at least one sensitive item (a finite budget)")
-    return Contract("IPLDP", Guarantee("ipldp", budgets=e, sensitive=sens), int(e.size))
+    return promise("ipldp", int(np.size(budgets)), budgets=budgets)
 
 
 def uldp(d: int, epsilon: float, sensitive: ArrayLike) -> Contract:
     """(X_S, eps)-ULDP for the sensitive items ``sensitive`` (IPLDP chapter, :prf:ref:`def-uldp`)."""
-    d = check_positive_int(d, "d")
-    eps = check_positive_real(epsilon, "epsilon")
-    sens = sensitive_indices(sensitive, d)
-    if sens.size == 0:
-        raise ValueError("a ULDP promise needs at least one sensitive item")
-    return Contract("ULDP", Guarantee("uldp", epsilon=eps, sensitive=np.sort(sens)), d)
+    return promise("uldp", d, epsilon=epsilon, sensitive=sensitive)
 
 
 def fldp(d: int, epsilon: float, alpha: float) -> Contract:
     """(eps, alpha)-FLDP as reconstructed (FLDP chapter, :prf:ref:`def-fldp`)."""
-    d = check_positive_int(d, "d")
-    eps = check_positive_real(epsilon, "epsilon")
-    a = check_probability(alpha, "alpha")
-    return Contract("FLDP", Guarantee("fldp", epsilon=eps, alpha=a), d)
+    return promise("fldp", d, epsilon=epsilon, alpha=alpha)
 
 
 def lip(epsilon: float, prior: ArrayLike) -> Contract:
     """eps-LIP under a prior over the ``d = len(prior)`` items (LIP chapter, :prf:ref:`def-lip`)."""
-    eps = check_positive_real(epsilon, "epsilon")
-    pi = check_distribution(prior, np.size(prior), "prior")
-    if np.any(pi <= 0):
-        raise ValueError(f"a LIP promise needs a prior with full support, got 0 at item {int(np.flatnonzero(pi <= 0)[0])}")
-    return Contract("LIP", Guarantee("lip", epsilon=eps, prior=pi), int(pi.size))
+    return promise("lip", int(np.size(prior)), epsilon=epsilon, prior=prior)
 
 
 def context_aware(matrix: ArrayLike) -> Contract:
@@ -235,6 +443,4 @@ def context_aware(matrix: ArrayLike) -> Contract:
     arr = np.asarray(matrix, dtype=float)
     if arr.ndim != 2:
         raise ValueError(f"matrix must be a d x d matrix of pairwise budgets, got {arr.ndim} dimension(s)")
-    m = accountant.check_budget_matrix(matrix, arr.shape[0])
-    return Contract("CA-LDP", Guarantee("context-aware", matrix=m), int(m.shape[0]))
-
+    return promise("context-aware", int(arr.shape[0]), matrix=arr)

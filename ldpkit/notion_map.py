@@ -6,15 +6,18 @@ each edge is a proof and each missing edge is a witness channel found by search 
 exact enumeration with the accountant (:mod:`ldpkit.accountant`).
 
 **One budget** (:func:`notion_map`, the chapter's :prf:ref:`prop-pairwise-special-cases`,
-:prf:ref:`prop-map-ldp-edges`, :prf:ref:`prop-map-ipldp-edges`).  Nine notions are instantiated
-at one scalar ``eps`` on one :class:`Scenario` (domain size ``d``, sensitive set ``S``, a prior
-``pi`` with full support, a shared-output fraction ``alpha``): ``LDP(eps)``; ``CA-LDP`` with the
-constant matrix ``eps`` (context-aware LDP, :prf:ref:`def-context-aware`); ``MinID-LDP`` and
-``ID-LDP`` (pair rule ``average``) with every budget ``eps``; ``IPLDP`` with budget ``eps`` on
-``S`` and ``inf`` off ``S`` (defined on square channels only: on any other channel it does not
-hold, with tightest value ``inf``); ``ULDP(eps, S)``; ``FLDP(alpha, eps)``; ``LIP(eps, pi)``;
-``MIP(eps, pi)`` in nats.  Every notion's value at a channel is its tightest parameter in the
-unit of ``eps`` (the tightest scale times ``eps`` for the per-item and per-pair notions).
+:prf:ref:`prop-map-ldp-edges`, :prf:ref:`prop-map-ipldp-edges`).  Every registered notion
+(:func:`ldpkit.accountant.registered_notions`) is instantiated at one scalar ``eps`` on one
+:class:`Scenario` (domain size ``d``, sensitive set ``S``, a prior ``pi`` with full support, a
+shared-output fraction ``alpha``) as the notion states itself at one budget
+(:meth:`ldpkit.accountant.Notion.stated_at`), under its display name and in its table order.
+The nine builtin notions give ``LDP(eps)``; ``CA-LDP`` with the constant matrix ``eps``
+(context-aware LDP, :prf:ref:`def-context-aware`); ``MinID-LDP`` and ``ID-LDP`` (pair rule
+``average``) with every budget ``eps``; ``IPLDP`` with budget ``eps`` on ``S`` and ``inf`` off
+``S`` (defined on square channels only: on any other channel it does not hold, with tightest
+value ``inf``); ``ULDP(eps, S)``; ``FLDP(alpha, eps)``; ``LIP(eps, pi)``; ``MIP(eps, pi)`` in
+nats.  Every notion's value at a channel is its tightest parameter in the unit of ``eps`` (the
+tightest scale times ``eps`` for the per-item and per-pair notions).
 
 For every ordered pair ``(A, B)`` the map holds one :class:`Relation`: an implication (every
 channel satisfying ``A`` satisfies ``B``), with the proof's label, or a non-implication with a
@@ -23,14 +26,19 @@ direct implications are :data:`PROVED`; their transitive closure is taken, and e
 is then tested against a pool of candidate channels (:func:`candidate_pool`: the kit's
 mechanisms over a grid of budgets, structured extremal channels, and random channels mixed with
 the uniform channel until a notion just holds); a candidate that satisfies ``A`` and not ``B``
-refutes it (:class:`ImplicationRefuted`).  Every other pair takes its witness from the same pool.
+refutes it (:class:`ImplicationRefuted`).  Every other pair takes its witness from the same pool,
+and a pair with neither a proof nor a witness is reported undecided: the proofs are written for
+the builtin notions, so a notion registered later has its pairs decided by witnesses only.
 Where a weaker implication holds at another parameter (``LIP(eps)`` gives ``LDP(2 eps)``, LIP
 chapter :prf:ref:`thm-lip-ldp`), the relation records it as ``parameter_map``, and it is tested
 against the pool too.
 
 **Per-item budgets** (:func:`budget_map`, :prf:ref:`prop-ca-order`).  For one non-uniform budget
-vector ``E``: ``LDP(min E)``, ``MinID-LDP(E)``, ``ID-LDP(E)`` (average rule), ``LDP(max E)``,
-each the context-aware notion of its matrix (:func:`ldpkit.accountant.pairwise_budgets`).
+vector ``E``, every registered notion that is context-aware LDP with a particular matrix
+(:attr:`ldpkit.accountant.Notion.pairwise`): one budget at ``min E`` and at ``max E``, per-item
+budgets at ``E``; for the builtin notions ``LDP(min E)``, ``MinID-LDP(E)``, ``ID-LDP(E)``
+(average rule), ``LDP(max E)``, each the context-aware notion of its matrix
+(:func:`ldpkit.accountant.pairwise_budgets`).
 ``CA(M)`` implies ``CA(M')`` exactly when the shortest-path closure of ``M`` (:func:`closure`) is
 at most ``M'`` entrywise (:func:`ca_implies`); otherwise :func:`ca_extremal_channel` is a witness.
 
@@ -67,11 +75,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
-    "BUDGET_NOTIONS",
     "Candidate",
     "ImplicationRefuted",
     "Member",
-    "NOTIONS",
     "NotionMap",
     "PARAMETER_MAPS",
     "PROVED",
@@ -96,14 +102,11 @@ __all__ = [
     "verify_witness",
 ]
 
-#: the nine notions of the one-budget map, as the book writes them
-NOTIONS: tuple[str, ...] = ("LDP", "CA-LDP", "MinID-LDP", "ID-LDP", "IPLDP", "ULDP", "FLDP", "LIP", "MIP")
-#: the pairwise notions, which coincide at a uniform budget (:prf:ref:`prop-pairwise-special-cases`)
+#: the builtin pairwise notions, which coincide at a uniform budget (:prf:ref:`prop-pairwise-special-cases`)
 PAIRWISE: tuple[str, ...] = ("LDP", "CA-LDP", "MinID-LDP", "ID-LDP")
-#: the four notions of the per-item map (:func:`budget_map`)
-BUDGET_NOTIONS: tuple[str, ...] = ("LDP(min E)", "MinID-LDP(E)", "ID-LDP(E)", "LDP(max E)")
 
-#: the direct implications of the one-budget map, each with the label of its proof in the book
+#: the direct implications between the builtin notions of the one-budget map (by display name),
+#: each with the label of its proof in the book
 PROVED: Mapping[tuple[str, str], str] = {
     **{(a, b): "prop-pairwise-special-cases" for a in PAIRWISE for b in PAIRWISE if a != b},
     **{(a, b): "prop-map-ldp-edges" for a in PAIRWISE for b in ("ULDP", "FLDP")},
@@ -243,9 +246,7 @@ class Member:
         if not notion.applies_to(ch):
             return math.inf
         params = self.guarantee.params
-        ctx = {k: params[k] for k in notion.tightest_needs}
-        if "r" in params and self.guarantee.notion == "id-ldp":
-            ctx["r"] = params["r"]
+        ctx = {k: v for k, v in params.items() if k in notion.tightest_needs + notion.optional}
         raw = float(notion.tightest(ch, **ctx))
         return raw * self.reference if notion.scale else raw
 
@@ -256,61 +257,70 @@ class Member:
         return bool(self.guarantee.check(ch).satisfied)
 
 
+def _facts(scenario: Scenario) -> dict[str, Any]:
+    """What the scenario states for every notion (:meth:`ldpkit.accountant.Notion.stated_at`)."""
+    return {"sensitive": list(scenario.sensitive), "prior": np.array(scenario.prior), "alpha": scenario.alpha}
+
+
 def scenario_members(scenario: Scenario) -> tuple[Member, ...]:
-    """The nine notions of :data:`NOTIONS` at the scenario's one budget (module docstring).
+    """Every registered notion that states itself at the scenario's one budget, in table order (module docstring).
 
     Examples
     --------
-    >>> [m.name for m in scenario_members(Scenario())] == list(NOTIONS)
-    True
+    >>> [m.name for m in scenario_members(Scenario())]  # doctest: +NORMALIZE_WHITESPACE
+    ['LDP', 'CA-LDP', 'MinID-LDP', 'ID-LDP', 'IPLDP', 'ULDP', 'FLDP', 'LIP', 'MIP']
     """
-    s, e, d = scenario, scenario.epsilon, scenario.d
-    uniform = np.full(d, e)
-    prior = np.array(s.prior)
-    sens = list(s.sensitive)
-    return (
-        Member("LDP", Guarantee("ldp", epsilon=e), e),
-        Member("CA-LDP", Guarantee("context-aware", matrix=accountant.pairwise_budgets(d, epsilon=e)), e),
-        Member("MinID-LDP", Guarantee("minid-ldp", budgets=uniform), e),
-        Member("ID-LDP", Guarantee("id-ldp", budgets=uniform, r="average"), e),
-        Member("IPLDP", Guarantee("ipldp", budgets=s.ipldp_budgets, sensitive=sens), e),
-        Member("ULDP", Guarantee("uldp", epsilon=e, sensitive=sens), e),
-        Member("FLDP", Guarantee("fldp", epsilon=e, alpha=s.alpha), e),
-        Member("LIP", Guarantee("lip", epsilon=e, prior=prior), e),
-        Member("MIP", Guarantee("mip", epsilon=e, prior=prior), e),
-    )
+    s, e = scenario, scenario.epsilon
+    facts = _facts(s)
+    out = []
+    for notion in accountant.registered_notions():
+        guarantee = notion.stated_at(s.d, e, **facts)
+        if guarantee is not None:
+            out.append(Member(notion.display, guarantee, e))
+    return tuple(out)
+
+
+def _budget_notions(scenario: Scenario) -> list[tuple[str, Guarantee, float, np.ndarray]]:
+    """``(name, guarantee, reference, matrix)`` of every member of the per-item map (:func:`budget_members`)."""
+    E = np.array(scenario.budgets)
+    d = scenario.d
+    facts = _facts(scenario)
+    low: list[tuple[str, Guarantee, float, np.ndarray]] = []
+    items: list[tuple[str, Guarantee, float, np.ndarray]] = []
+    high: list[tuple[str, Guarantee, float, np.ndarray]] = []
+    for notion in accountant.registered_notions():
+        if notion.pairwise is None or notion.budget == "matrix":
+            continue
+        if notion.budget == "epsilon":
+            for bucket, tag, eps in ((low, "min E", float(E.min())), (high, "max E", float(E.max()))):
+                g = notion.stated_at(d, eps, **facts)
+                if g is not None:
+                    bucket.append((f"{notion.display}({tag})", g, eps, notion.pairwise(d, g.params)))
+            continue
+        g = notion.stated_at(d, 1.0, **facts)  # the notion at budget 1 per item, scaled to E
+        if g is not None:
+            params = {**g.params, "budgets": np.asarray(g.params["budgets"], dtype=float) * E}
+            items.append((f"{notion.display}(E)", Guarantee(notion.name, **params), 1.0, notion.pairwise(d, params)))
+    return low + items + high
 
 
 def budget_members(scenario: Scenario) -> tuple[Member, ...]:
-    """The four notions of :data:`BUDGET_NOTIONS` for the scenario's budget vector ``E``.
+    """The notions of the per-item map for the scenario's budget vector ``E`` (module docstring).
 
-    The two LDP members have values in nats (bound ``min E``, ``max E``); MinID-LDP and ID-LDP
-    have values that are scales of ``E`` (bound 1).
+    The one-budget members have values in nats (bound ``min E``, ``max E``); the per-item
+    members have values that are scales of ``E`` (bound 1).
 
     Examples
     --------
-    >>> [(m.name, m.reference) for m in budget_members(Scenario())][::3]
-    [('LDP(min E)', 0.5), ('LDP(max E)', 2.0)]
+    >>> [(m.name, m.reference) for m in budget_members(Scenario())]  # doctest: +NORMALIZE_WHITESPACE
+    [('LDP(min E)', 0.5), ('MinID-LDP(E)', 1.0), ('ID-LDP(E)', 1.0), ('LDP(max E)', 2.0)]
     """
-    E = np.array(scenario.budgets)
-    return (
-        Member("LDP(min E)", Guarantee("ldp", epsilon=float(E.min())), float(E.min())),
-        Member("MinID-LDP(E)", Guarantee("minid-ldp", budgets=E), 1.0),
-        Member("ID-LDP(E)", Guarantee("id-ldp", budgets=E, r="average"), 1.0),
-        Member("LDP(max E)", Guarantee("ldp", epsilon=float(E.max())), float(E.max())),
-    )
+    return tuple(Member(name, g, ref) for name, g, ref, _ in _budget_notions(scenario))
 
 
 def budget_matrices(scenario: Scenario) -> dict[str, np.ndarray]:
-    """The context-aware matrix of each notion of :data:`BUDGET_NOTIONS` (:prf:ref:`prop-pairwise-special-cases`)."""
-    E = np.array(scenario.budgets)
-    d = scenario.d
-    return {
-        "LDP(min E)": accountant.pairwise_budgets(d, epsilon=float(E.min())),
-        "MinID-LDP(E)": accountant.pairwise_budgets(d, budgets=E, r="min"),
-        "ID-LDP(E)": accountant.pairwise_budgets(d, budgets=E, r="average"),
-        "LDP(max E)": accountant.pairwise_budgets(d, epsilon=float(E.max())),
-    }
+    """The context-aware matrix of each notion of :func:`budget_members` (:prf:ref:`prop-pairwise-special-cases`)."""
+    return {name: M for name, _, _, M in _budget_notions(scenario)}
 
 
 # --------------------------------------------------------------------------- relations and the map
@@ -713,10 +723,11 @@ def candidate_pool(scenario: Scenario, members: Sequence[Member] | None = None, 
     * constructed channels: :func:`lip_extremal_channel`, :func:`ipldp_extremal_channel` (and
       with its non-sensitive outputs split, :func:`split_invertible`), :func:`star_channel`, and
       for every matrix of ``matrices`` :func:`ca_extremal_channel` at every pair;
-    * random channels (seed ``scenario.seed`` unless ``rng``): ``n_random`` Dirichlet channels
-      (``d`` or ``2d`` outputs) fitted by :func:`fit_by_mixing` to each notion of ``members``
-      that mixing preserves (the pairwise notions, LIP, MIP), random IPLDP-shaped channels and
-      random star channels.
+    * random channels (seed ``scenario.seed`` unless ``rng``): random IPLDP-shaped channels,
+      random star channels, and ``n_random`` Dirichlet channels (``d`` or ``2d`` outputs)
+      fitted by :func:`fit_by_mixing` to each notion of ``members`` that mixing preserves
+      (:attr:`ldpkit.accountant.Notion.fits_by_mixing`: the pairwise notions, LIP, MIP), drawn
+      last and in the members' order.
 
     Examples
     --------
@@ -747,7 +758,15 @@ def candidate_pool(scenario: Scenario, members: Sequence[Member] | None = None, 
                 if x != xp:
                     pool.append(Candidate(f"CA-extremal of {name} at ({x}, {xp})", "constructed",
                                           ca_extremal_channel(M, x, xp)))
-    fitted = [m for m in members if m.guarantee.notion in ("ldp", "context-aware", "minid-ldp", "id-ldp", "lip", "mip")]
+    for i in range(s.n_random):
+        pool.append(Candidate(f"random IPLDP-shaped ({i})", "random", _random_ipldp(s, gen)))
+        k = int(gen.integers(1, 4))
+        ratios = np.exp(e * gen.uniform(0, 1, size=d))
+        shared = float(gen.uniform(0.02, 1.0)) / float(ratios.max())
+        pool.append(Candidate(f"random star ({i})", "random",
+                              star_channel(d, shared, gen.dirichlet(np.ones(k)), ratios)))
+    # last, so that a notion added to the map only appends candidates: every other one is drawn as before
+    fitted = [m for m in members if get_notion(m.guarantee.notion).fits_by_mixing]
     for m in fitted:
         for i in range(s.n_random):
             n_out = d if i % 2 == 0 else 2 * d
@@ -756,13 +775,6 @@ def candidate_pool(scenario: Scenario, members: Sequence[Member] | None = None, 
             raw = ExplicitChannel(raw.matrix / raw.matrix.sum(axis=1, keepdims=True))
             ch, _ = fit_by_mixing(raw, m.holds)
             pool.append(Candidate(f"random, fitted to {m.name} ({i})", "random", ch))
-    for i in range(s.n_random):
-        pool.append(Candidate(f"random IPLDP-shaped ({i})", "random", _random_ipldp(s, gen)))
-        k = int(gen.integers(1, 4))
-        ratios = np.exp(e * gen.uniform(0, 1, size=d))
-        shared = float(gen.uniform(0.02, 1.0)) / float(ratios.max())
-        pool.append(Candidate(f"random star ({i})", "random",
-                              star_channel(d, shared, gen.dirichlet(np.ones(k)), ratios)))
     return tuple(pool)
 
 
@@ -880,7 +892,7 @@ def proved_implications(scenario: Scenario) -> dict[tuple[str, str], str]:
 
 def notion_map(scenario: Scenario | None = None, *, implications: Mapping[tuple[str, str], str] | None = None,
                pool: Sequence[Candidate] | None = None) -> NotionMap:
-    """The one-budget map of the nine notions of :data:`NOTIONS` (module docstring), deterministic.
+    """The one-budget map of every registered notion (:func:`scenario_members`; module docstring), deterministic.
 
     Parameters
     ----------
@@ -909,11 +921,11 @@ def notion_map(scenario: Scenario | None = None, *, implications: Mapping[tuple[
     members = scenario_members(s)
     pool = candidate_pool(s, members) if pool is None else pool
     direct = proved_implications(s) if implications is None else implications
-    return _decide(s, members, pool, _closure_of(direct, NOTIONS), PARAMETER_MAPS)
+    return _decide(s, members, pool, _closure_of(direct, [m.name for m in members]), PARAMETER_MAPS)
 
 
 def budget_map(scenario: Scenario | None = None, *, pool: Sequence[Candidate] | None = None) -> NotionMap:
-    """The per-item map of :data:`BUDGET_NOTIONS` for the scenario's ``E`` (:prf:ref:`prop-ca-order`).
+    """The per-item map of :func:`budget_members` for the scenario's ``E`` (:prf:ref:`prop-ca-order`).
 
     An ordered pair is an implication when :func:`ca_implies` holds for the two matrices
     (:func:`budget_matrices`), with reason ``"prop-ca-order"``; otherwise its witness is taken
@@ -930,8 +942,7 @@ def budget_map(scenario: Scenario | None = None, *, pool: Sequence[Candidate] | 
     members = budget_members(s)
     mats = budget_matrices(s)
     pool = candidate_pool(s, members, matrices=mats) if pool is None else pool
-    implications = {(a, b): "prop-ca-order" for a in BUDGET_NOTIONS for b in BUDGET_NOTIONS
-                    if a != b and ca_implies(mats[a], mats[b])}
+    implications = {(a, b): "prop-ca-order" for a in mats for b in mats if a != b and ca_implies(mats[a], mats[b])}
     return _decide(s, members, pool, implications, {})
 
 

@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "channels": {"_rng", "_validation"},
     "reports": {"_validation"},
     "sets": {"_validation"},
-    "accountant": {"_validation", "channels"},
+    "accountant": {"_validation", "_registry", "channels"},
     "postprocess": {"_validation", "channels"},
     "metrics": {"_validation"},
     "budgets": {"_rng", "_validation"},

@@ -302,7 +302,7 @@ def test_profile_of_binary_rr_uses_its_prior() -> None:
     own = accountant.privacy_profile(mech)
     given = accountant.privacy_profile(mech, prior=[0.8, 0.2])
     assert own.lip_epsilon is not None and own.lip_epsilon <= 1.2 * (1 + 1e-9)
-    assert own.lip_epsilon == given.lip_epsilon and own.mutual_information == given.mutual_information
+    assert own.lip_epsilon == given.lip_epsilon and own.mip_information == given.mip_information
     # explicit prior overrides (the uniform prior gives another, larger, LIP epsilon here)
     uniform = accountant.privacy_profile(mech, prior=[0.5, 0.5])
     assert uniform.lip_epsilon is not None and uniform.lip_epsilon > own.lip_epsilon * 1.1

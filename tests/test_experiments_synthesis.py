@@ -111,7 +111,7 @@ def _accountant_values(mech: object) -> dict[str, float]:
         "uldp_epsilon": accountant.uldp_epsilon(mech, SC.sensitive),
         "fldp_epsilon": accountant.fldp_epsilon(mech, SC.alpha),
         "lip_epsilon": accountant.lip_epsilon(mech, SC.prior),
-        "mutual_information": accountant.mutual_information(mech, SC.prior),
+        "mip_information": accountant.mutual_information(mech, SC.prior),
     }
 
 

@@ -34,8 +34,25 @@ def bmap(scenario: nm.Scenario) -> nm.NotionMap:
     return nm.budget_map(scenario)
 
 
+def test_the_members_come_from_the_registry(scenario: nm.Scenario, bmap: nm.NotionMap) -> None:
+    notions = accountant.registered_notions()
+    members = nm.scenario_members(scenario)
+    assert [m.name for m in members] == [n.display for n in notions]  # every builtin notion, in table order
+    for m, n in zip(members, notions):
+        assert m.guarantee == n.stated_at(scenario.d, scenario.epsilon, sensitive=list(scenario.sensitive),
+                                          prior=np.array(scenario.prior), alpha=scenario.alpha)
+        assert m.reference == scenario.epsilon
+    # the per-item map: the notions that are context-aware LDP with a particular matrix, at E
+    assert bmap.names == ("LDP(min E)", "MinID-LDP(E)", "ID-LDP(E)", "LDP(max E)")
+    mats = nm.budget_matrices(scenario)
+    for m in bmap.members:
+        notion = accountant.get_notion(m.guarantee.notion)
+        assert notion.pairwise is not None
+        np.testing.assert_array_equal(mats[m.name], notion.pairwise(scenario.d, m.guarantee.params))
+
+
 def test_all_72_pairs_are_decided(nmap: nm.NotionMap) -> None:
-    assert nmap.names == nm.NOTIONS
+    assert nmap.names == ("LDP", "CA-LDP", "MinID-LDP", "ID-LDP", "IPLDP", "ULDP", "FLDP", "LIP", "MIP")
     pairs = {(r.source, r.target) for r in nmap.relations}
     assert len(nmap.relations) == len(pairs) == 72
     assert all(r.holds is not None for r in nmap.relations)

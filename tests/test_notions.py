@@ -4,10 +4,17 @@
   enumeration, on every instance of the mechanism registry whose channel is of that kind.  The
   cases are built from the registries, so a closed form (or a mechanism) registered later is
   covered with no edit here.
+* The parameters each notion is tested at come from the registry: the notion states itself at
+  one budget (:meth:`~ldpkit.accountant.Notion.stated_at`, which gives its own parameters, such
+  as FLDP's ``alpha``), and the data shared by every notion (per-item budgets, a sensitive set, a
+  prior, a matrix of pairwise budgets) are drawn here, by parameter name.
 * A notion defined only in this file (approximate ``(eps, delta)``-LDP, with its own closed form
-  for unary channels) is registered the way the README says a notion module does it, and then
+  for unary channels) is registered the way CONTRIBUTING says a notion module does it, and then
   works with :class:`~ldpkit.accountant.Guarantee`, :func:`~ldpkit.accountant.verify`,
-  :func:`~ldpkit.accountant.privacy_profile` and the closed-form test, with no change to ldpkit.
+  :func:`~ldpkit.accountant.privacy_profile`, the promises of :mod:`ldpkit.contracts`, the map of
+  notions and the closed-form test, with no change to ldpkit.
+* Registering an id twice is refused unless asked, and two notions with an own parameter of the
+  same name each receive their own value.
 """
 
 from __future__ import annotations
@@ -20,25 +27,31 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ldpkit import accountant
+from ldpkit import accountant, contracts
+from ldpkit import notion_map as nm
 from ldpkit.accountant import CheckResult, Guarantee, Notion, register_notion, registered_notions, unregister_notion
 from ldpkit.channels import Channel, ExplicitChannel, UnaryChannel
 from ldpkit.mechanisms import registered_mechanisms
 
-#: a representative value of every context parameter a notion may need, by parameter name
-CONTEXT = {
+#: a representative value of every datum shared by the notions (accountant.SHARED_PARAMETERS)
+DATA = {
     "sensitive": lambda d: np.arange((d + 1) // 2),
     "prior": lambda d: np.random.default_rng(d).dirichlet(np.ones(d)),
     "budgets": lambda d: np.linspace(0.5, 2.0, d),
-    "alpha": lambda d: 0.5,
-    "delta": lambda d: 0.05,
     # distinct budgets per ordered pair, asymmetric: every pair of the context-aware notion differs
     "matrix": lambda d: 0.5 + np.arange(d * d, dtype=float).reshape(d, d) / (d * d),
 }
+assert set(DATA) == set(accountant.SHARED_PARAMETERS)
 
 
 def context_for(notion: Notion[Any], ch: Channel) -> dict[str, Any]:
-    return {p: CONTEXT[p](ch.n_inputs) for p in notion.tightest_needs}
+    """What ``notion.tightest`` is tested with: the notion's own parameters as it states itself, the data drawn here."""
+    d = ch.n_inputs
+    # the facts the map of notions states every notion from (ldpkit.notion_map.Scenario)
+    stated = notion.stated_at(d, 1.0, sensitive=DATA["sensitive"](d), prior=DATA["prior"](d), alpha=0.5)
+    assert stated is not None, f"{notion.name} does not state itself at one budget: its parameters are unknown"
+    params = {**stated.params, **{p: DATA[p](d) for p in stated.params if p in DATA}}
+    return {p: v for p, v in params.items() if p in notion.tightest_needs + notion.optional}
 
 
 def registry_channels() -> Iterator[tuple[str, Channel]]:
@@ -198,11 +211,17 @@ def approx_epsilon(ch: Any, delta: float) -> float:
     return hi
 
 
+def _approx_at_budget(d: int, epsilon: float, **facts: Any) -> dict[str, Any]:
+    """On the map of notions, approximate LDP is stated with delta = 0.05."""
+    return {"epsilon": epsilon, "delta": 0.05}
+
+
 @pytest.fixture
 def approx_notion() -> Iterator[Notion[ApproxResult]]:
     notion = register_notion(Notion("approx-ldp", check_approx, approx_epsilon, context=("delta",),
-                                    profile_key="approx_epsilon", label="def-approx-ldp",
-                                    description="approximate (eps, delta)-LDP, defined in a test"))
+                                    display="Approx-LDP", label="def-approx-ldp",
+                                    description="approximate (eps, delta)-LDP, defined in a test",
+                                    at_budget=_approx_at_budget))
     yield notion
     unregister_notion("approx-ldp")
 
@@ -231,10 +250,31 @@ def test_a_notion_from_outside_works_everywhere(approx_notion: Notion[ApproxResu
     # verify() checks it, and fails when the declared budget is too small
     assert accountant.verify(StatedGRR(4, 1.0, 0.0))
     assert not accountant.verify(_stated(0.9, 0.0))
-    # the privacy profile has its column, computed from the context given
-    prof = accountant.privacy_profile(OUE(4, 1.0), delta=0.01)
+    # the privacy profile has its column, under the key derived from its id, computed from its own parameter
+    assert approx_notion.profile_key == "approx_epsilon"
+    prof = accountant.privacy_profile(OUE(4, 1.0), params={"approx-ldp": {"delta": 0.01}})
     assert prof.approx_epsilon == pytest.approx(approx_epsilon(OUE(4, 1.0), 0.01))
     assert accountant.privacy_profile(OUE(4, 1.0)).approx_epsilon is None
+    # a promise of it, from Python and from text, checked on both sides of GRR's tightest value
+    tight = approx_epsilon(GRR(4, 1.0), 0.05)
+    for factor in (1 - 1e-6, 1 + 1e-6):
+        c = contracts.parse(f"approx-ldp:epsilon={tight * factor!r},delta=0.05", d=4)
+        assert c == c and c.name == "Approx-LDP" and c.satisfied(GRR(4, 1.0)) == (factor > 1)
+        assert c.guarantee == contracts.promise("approx-ldp", 4, epsilon=tight * factor, delta=0.05).guarantee
+    with pytest.raises(ValueError, match="approx-ldp needs delta"):
+        contracts.parse("approx-ldp:epsilon=1", d=4)
+    # the map of notions states it at its one budget and decides its pairs with the pool's witnesses
+    scenario = nm.Scenario(n_random=2)
+    members = {m.name: m for m in nm.scenario_members(scenario)}
+    assert members["Approx-LDP"].guarantee == Guarantee("approx-ldp", epsilon=1.0, delta=0.05)
+    nmap = nm.notion_map(scenario)
+    new = [r for r in nmap.relations if "Approx-LDP" in (r.source, r.target)]
+    assert len(new) == 2 * (len(nmap.names) - 1)
+    assert all(r.holds is not True for r in new)  # no proof is written for it
+    assert all(nm.verify_witness(r) for r in new if r.holds is False)
+    # LDP(eps) implies it (delta = 0 suffices), which no proof here states: undecided, never refuted
+    assert nmap.relation("LDP", "Approx-LDP").verdict == "undecided"
+    assert nmap.relation("IPLDP", "Approx-LDP").verdict == "fails"  # a non-sensitive output reveals the input
     # its closed form for unary channels is covered by the abstract test the moment it exists
     cases = closed_form_cases((approx_notion,))
     assert {kind for _, kind, _ in cases} == {"UnaryChannel"} and len(cases) >= 4
@@ -247,3 +287,75 @@ def _stated(epsilon: float, delta: float) -> StatedGRR:
     mech = StatedGRR(4, 1.0, delta)
     mech.epsilon = epsilon  # declares less than the channel gives
     return mech
+
+
+# ------------------------------------------------------------------------------ the registry's rules
+def test_registering_an_existing_id_is_refused_unless_replace() -> None:
+    ldp = accountant.get_notion("ldp")
+    twin = Notion("ldp", ldp.check_fn, ldp.tightest_fn, display="LDP", order=ldp.order, label="def-ldp")
+    with pytest.raises(ValueError, match="'ldp' is already registered"):
+        register_notion(twin)
+    assert accountant.get_notion("ldp") is ldp
+    try:
+        assert register_notion(twin, replace=True) is twin and accountant.get_notion("ldp") is twin
+    finally:
+        register_notion(ldp, replace=True)
+    assert accountant.get_notion("ldp") is ldp
+    with pytest.raises(ValueError, match="did you mean ldp"):
+        accountant.get_notion("ldpp")
+    with pytest.raises(ValueError, match="lower-case words joined by hyphens"):
+        Notion("MinID_LDP", ldp.check_fn, ldp.tightest_fn)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShiftResult(CheckResult):
+    """Outcome of a check of a notion defined below (LDP's epsilon plus a constant)."""
+
+    notion = "shift"
+
+
+def _shift_notion(name: str) -> Notion[ShiftResult]:
+    """A notion whose tightest value is LDP's epsilon plus its own parameter ``alpha``, as FLDP has an ``alpha``."""
+    def tightest(ch: Any, alpha: float) -> float:
+        return accountant.ldp_epsilon(ch) + float(alpha)
+
+    def check(ch: Any, epsilon: float, *, alpha: float) -> ShiftResult:
+        value = tightest(ch, alpha)
+        return ShiftResult(satisfied=value <= epsilon * (1 + 1e-9), slack=epsilon - value)
+
+    return Notion(name, check, tightest, context=("alpha",), label=f"def-{name}",
+                  at_budget=lambda d, epsilon, **facts: {"epsilon": epsilon, "alpha": 0.25})
+
+
+@pytest.fixture
+def shift_notions() -> Iterator[tuple[Notion[ShiftResult], Notion[ShiftResult]]]:
+    pair = (register_notion(_shift_notion("shift-one")), register_notion(_shift_notion("shift-two")))
+    yield pair
+    for n in pair:
+        unregister_notion(n.name)
+
+
+def test_notions_with_an_own_parameter_of_the_same_name_get_their_own_values(
+        shift_notions: tuple[Notion[ShiftResult], Notion[ShiftResult]]) -> None:
+    from ldpkit import FHR, GRR
+
+    params = {"shift-one": {"alpha": 0.5}, "shift-two": {"alpha": 2.0}, "fldp": {"alpha": 1.0}}
+    prof = accountant.privacy_profile(GRR(4, 1.0), params=params)
+    assert prof.shift_one_epsilon == pytest.approx(1.5) and prof.shift_two_epsilon == pytest.approx(3.0)
+    assert prof.fldp_epsilon == pytest.approx(1.0)  # GRR shares every output: FLDP at alpha = 1 is LDP
+    # FHR states FLDP at alpha = 1/2: its alpha is FLDP's only
+    fhr = accountant.privacy_profile(FHR(4, fldp_epsilon=1.0), params={"shift-one": {"alpha": 0.5}})
+    assert fhr.fldp_epsilon == pytest.approx(1.0) and fhr.shift_two_epsilon is None
+    assert fhr.shift_one_epsilon == math.inf  # FHR's own outputs rule inputs out: no LDP at any epsilon
+    with pytest.raises(ValueError, match="takes alpha"):
+        accountant.privacy_profile(GRR(4, 1.0), params={"shift-one": {"delta": 0.5}})
+    with pytest.raises(ValueError, match="pass prior="):
+        accountant.privacy_profile(GRR(4, 1.0), params={"lip": {"prior": [0.25] * 4}})
+    with pytest.raises(ValueError, match="did you mean shift-one"):
+        accountant.privacy_profile(GRR(4, 1.0), params={"shift-on": {"alpha": 0.5}})
+    # and so do their promises
+    one = contracts.parse("shift-one:epsilon=2,alpha=0.5", d=4)
+    two = contracts.parse("shift-two:epsilon=2,alpha=2", d=4)
+    assert one.satisfied(GRR(4, 1.0)) and not two.satisfied(GRR(4, 1.0))
+    members = {m.name: m.guarantee.params for m in nm.scenario_members(nm.Scenario())}
+    assert members["shift-one"]["alpha"] == members["shift-two"]["alpha"] == 0.25 and members["FLDP"]["alpha"] == 0.5

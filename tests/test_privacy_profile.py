@@ -95,16 +95,40 @@ def test_optional_fields_stay_none() -> None:
     prof = privacy_profile(GRR(3, 1.0))
     assert prof.ldp_epsilon == pytest.approx(1.0)
     assert (prof.minid_scale, prof.ipldp_satisfied, prof.uldp_epsilon, prof.lip_epsilon) == (None,) * 4
-    # one column per registered notion with a profile key, and a verdict per scale notion
-    keys = {n.profile_key for n in accountant.registered_notions() if n.profile_key}
-    assert keys == {"ldp_epsilon", "minid_scale", "ipldp_scale", "uldp_epsilon", "lip_epsilon", "mutual_information",
-                    "fldp_epsilon", "context_aware_scale"}
-    assert set(prof.as_dict()) == keys | {"minid_satisfied", "ipldp_satisfied", "context_aware_satisfied", "sensitive"}
-    assert all(prof.as_dict()[k] is None for k in keys - {"ldp_epsilon"})
+    # one column per registered notion reported in profiles, in table order, and a verdict per scale notion
+    profiled = [n for n in accountant.registered_notions() if n.profile]
+    keys = [n.profile_key for n in profiled]
+    assert list(prof.values) == keys and len(set(keys)) == len(keys)
+    verdicts = {n.profile_key.removesuffix("_scale") + "_satisfied" for n in profiled if n.scale}
+    assert set(prof.as_dict()) == set(keys) | verdicts | {"sensitive"}
+    assert all(prof.as_dict()[k] is None for k in set(keys) - {"ldp_epsilon"})
+    # the builtin notions' keys, each derived from the notion's id by one rule
+    assert {"ldp_epsilon", "minid_scale", "ipldp_scale", "uldp_epsilon", "lip_epsilon", "mip_information",
+            "fldp_epsilon", "context_aware_scale"} <= set(keys)
     assert privacy_profile(GRR(3, 1.0), sensitive=[0]).uldp_epsilon == pytest.approx(1.0)
     # the context-aware column needs its matrix of pairwise budgets
     M = accountant.pairwise_budgets(3, budgets=[0.5, 2.0, 2.0])
     assert privacy_profile(GRR(3, 1.0), matrix=M).context_aware_scale == pytest.approx(2.0)
+
+
+def test_profile_keys_follow_one_rule_from_the_id() -> None:
+    for notion in accountant.registered_notions():
+        stem = notion.name.removesuffix("-ldp").replace("-", "_")
+        assert notion.profile_key == f"{stem}_{notion.quantity}"
+        assert notion.quantity in accountant.QUANTITIES and (notion.quantity == "scale") == notion.scale
+    assert accountant.get_notion("mip").profile_key == "mip_information"
+
+
+def test_own_parameters_are_passed_by_notion_id() -> None:
+    from ldpkit import FHR
+
+    fhr = FHR(5, fldp_epsilon=1.0)  # states (alpha = 1/2, eps)-FLDP
+    assert privacy_profile(fhr).fldp_epsilon == pytest.approx(1.0)
+    assert privacy_profile(fhr, params={"fldp": {"alpha": 0.6}}).fldp_epsilon == math.inf  # given beats declared
+    assert privacy_profile(GRR(3, 1.0)).fldp_epsilon is None
+    assert privacy_profile(GRR(3, 1.0), params={"fldp": {"alpha": 1.0}}).fldp_epsilon == pytest.approx(1.0)
+    with pytest.raises(TypeError):
+        privacy_profile(GRR(3, 1.0), alpha=0.5)  # type: ignore[call-arg]
 
 
 def test_non_square_channel_has_no_ipldp() -> None:
@@ -159,7 +183,7 @@ def test_a_notion_that_cannot_be_computed_for_the_channel_is_none() -> None:
     from ldpkit import OUE
 
     prof = privacy_profile(OUE(40, 1.0), prior=np.full(40, 1 / 40))
-    assert prof.mutual_information is None
+    assert prof.mip_information is None
     assert prof.ldp_epsilon == pytest.approx(1.0) and prof.lip_epsilon is not None
     with pytest.raises(accountant.AccountingError):
         accountant.mutual_information(OUE(40, 1.0), np.full(40, 1 / 40))

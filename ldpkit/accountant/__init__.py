@@ -18,14 +18,23 @@ exposing ``.channel()``.  Each notion is its own module:
   (Acharya et al., ICML 2020), which contains LDP, ID-LDP and MinID-LDP (Synthesis chapter,
   :prf:ref:`def-context-aware`).
 
-Each notion module builds one typed :class:`Notion` object (:data:`LDP`, :data:`IDLDP`,
-:data:`MINIDLDP`, :data:`IPLDP`, :data:`ULDP`, :data:`LIP`, :data:`MIP`, :data:`FLDP`): its
-budget parameter (``epsilon``, or ``budgets`` for the per-item notions) and context
-parameters, its tightest value ``notion.tightest(channel, **context)``, and its check
+Each notion module builds one typed :class:`Notion` (:data:`LDP`, :data:`IDLDP`,
+:data:`MINIDLDP`, :data:`IPLDP`, :data:`ULDP`, :data:`LIP`, :data:`MIP`, :data:`FLDP`,
+:data:`CONTEXT_AWARE`) and registers it with :func:`register_notion`: its one id
+(``"minid-ldp"``) and display name (``"MinID-LDP"``), its budget parameter (``epsilon``, or
+``budgets`` for the per-item notions, ``matrix`` for the per-pair one) and context parameters,
+its tightest value ``notion.tightest(channel, **context)``, and its check
 ``notion.check(channel, guarantee)`` returning a typed :class:`CheckResult`.  The functions
 follow one naming scheme: ``check_<notion>(channel, <budget>, *, <context>)`` returns the
 typed result, and ``<notion>_epsilon(channel, <context>)`` (``<notion>_scale(channel,
 budgets, ...)`` for per-item budgets; :func:`mutual_information` for MIP) the tightest value.
+
+The package imports every public module of ``ldpkit/accountant/`` when it is imported (in
+alphabetical order, which never matters: tables of notions follow :attr:`Notion.order`) and
+re-exports each module's ``__all__``, so a notion added as a new module of the package is
+registered, and its names are available here, with no other edit.  Type checkers see the names
+of the builtin modules listed in this file; a module added later is imported from itself
+(``from ldpkit.accountant.renyi import ...``) for static typing.
 
 :func:`privacy_profile` (:mod:`~ldpkit.accountant.profile`) iterates the registered notions to
 report what one channel guarantees under each of them at once, to tell whether two mechanisms
@@ -66,29 +75,40 @@ rounding, and must be reported as satisfying it; a genuine violation of relative
 
 from __future__ import annotations
 
-# notions register in this order, which is the order of the privacy profile's columns
-from . import ldp, idldp, ipldp, uldp, lip, mip, fldp, context_aware, profile  # isort: skip
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING
+
 from ._core import __all__ as _core_names
 from ._core import *  # noqa: F403 - the package re-exports each module's public names
-from .context_aware import *  # noqa: F403
-from .fldp import *  # noqa: F403
-from .idldp import *  # noqa: F403
-from .ipldp import *  # noqa: F403
-from .ldp import *  # noqa: F403
-from .lip import *  # noqa: F403
-from .mip import *  # noqa: F403
-from .profile import *  # noqa: F403
-from .uldp import *  # noqa: F403
 
-__all__ = [
-    *_core_names,
-    *ldp.__all__,
-    *idldp.__all__,
-    *ipldp.__all__,
-    *uldp.__all__,
-    *lip.__all__,
-    *mip.__all__,
-    *fldp.__all__,
-    *context_aware.__all__,
-    *profile.__all__,
-]
+if TYPE_CHECKING:  # the builtin modules' names, for type checkers; at run time every module is found below
+    from .context_aware import *  # noqa: F403
+    from .fldp import *  # noqa: F403
+    from .idldp import *  # noqa: F403
+    from .ipldp import *  # noqa: F403
+    from .ldp import *  # noqa: F403
+    from .lip import *  # noqa: F403
+    from .mip import *  # noqa: F403
+    from .profile import *  # noqa: F403
+    from .uldp import *  # noqa: F403
+
+
+def _import_every_module() -> list[str]:
+    """Import every public module of the package (each notion module registers its notion) and re-export its ``__all__``."""
+    exported = list(_core_names)
+    namespace = globals()
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            if name in exported and namespace[name] is not value:
+                raise ImportError(f"{module.__name__} exports {name!r}, which another module of {__name__} exports too")
+            namespace[name] = value
+            exported.append(name)
+    return exported
+
+
+__all__ = _import_every_module()

@@ -9,9 +9,15 @@ table per notion.  A notion module of this package (:mod:`~ldpkit.accountant.ldp
 * registers closed forms for the structured channel kinds of :mod:`ldpkit.channels` (unary
   encodings, the Hadamard channels) in the same table; a channel kind defined elsewhere adds
   its own with :func:`~ldpkit.accountant.register_closed_form`;
-* builds one :class:`~ldpkit.accountant.Notion` (its budget and context parameters, its tightest value, its check
-  returning a typed :class:`~ldpkit.accountant.CheckResult`) and registers it with :func:`~ldpkit.accountant.register_notion`, so
-  that :class:`~ldpkit.accountant.Guarantee`, :func:`~ldpkit.accountant.verify` and :func:`~ldpkit.accountant.privacy_profile` know it.
+* builds one :class:`~ldpkit.accountant.Notion` (its id and display name, its budget and context parameters, its
+  tightest value, its check returning a typed :class:`~ldpkit.accountant.CheckResult`, how its promises are
+  validated and how it is stated at one budget) and registers it with
+  :func:`~ldpkit.accountant.register_notion`, so that :class:`~ldpkit.accountant.Guarantee`,
+  :func:`~ldpkit.accountant.verify`, :func:`~ldpkit.accountant.privacy_profile`, the promises of
+  :mod:`ldpkit.contracts` and the map of notions (:mod:`ldpkit.notion_map`) know it.
+
+The package (``ldpkit/accountant/__init__.py``) imports every public module of the package, so a
+new notion module is registered, and its public names re-exported, with no other edit.
 
 :meth:`~ldpkit.accountant.ClosedForms.compute` picks the computation for a channel: the closed form registered
 for the channel's class (or the nearest base class), else exact enumeration of
@@ -23,13 +29,15 @@ soon as it implements the :class:`~ldpkit.channels.Channel` interface.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, NamedTuple, Optional, Protocol, TypeVar, Union, cast
 
 import numpy as np
 
-from .._validation import ArgumentTypeError, describe
+from .._registry import Registry
+from .._validation import ArgumentTypeError, check_budget_vector, check_distribution, check_positive_real, describe
 from ..channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -43,6 +51,8 @@ __all__ = [
     "DeclaresGuarantees",
     "Guarantee",
     "Notion",
+    "QUANTITIES",
+    "SHARED_PARAMETERS",
     "SupportsChannel",
     "Verification",
     "as_channel",
@@ -53,6 +63,7 @@ __all__ = [
     "register_closed_form",
     "register_notion",
     "registered_notions",
+    "standard_parameters",
     "unregister_notion",
     "verify",
     "Witness",
@@ -385,52 +396,136 @@ _R = TypeVar("_R", bound=CheckResult, covariant=True)
 #: what carries a notion's budget: one number, one per item, or one per ordered pair of items
 BUDGET_KINDS = ("epsilon", "budgets", "matrix")
 
+#: what a notion's tightest value is (:attr:`Notion.quantity`): a budget, a factor of the stated
+#: budgets, or an amount of information (MIP's mutual information, in nats)
+QUANTITIES = ("epsilon", "scale", "information")
+
+#: the parameters that are facts about the data and the promise rather than about one notion: every
+#: notion that states one of them receives the same value (:func:`privacy_profile`,
+#: :func:`ldpkit.contracts.parse`); any other parameter is the notion's own
+SHARED_PARAMETERS = ("budgets", "sensitive", "prior", "matrix")
+
+_ID = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def standard_parameters(d: int, params: Mapping[str, Any], *, allow_inf: bool = False) -> dict[str, Any]:
+    """The parameters of a guarantee on ``d`` items, the shared ones and ``epsilon`` validated by name.
+
+    ``epsilon`` must be a finite positive number; ``budgets`` a vector of ``d`` positive budgets
+    (``inf`` allowed with ``allow_inf``); ``sensitive`` distinct items of ``0..d-1`` (a mask or
+    indices, at least one), returned sorted; ``prior`` a distribution over the ``d`` items;
+    ``matrix`` a ``d x d`` matrix of pairwise budgets.  Every other parameter is returned as given
+    (a notion's own parameters are validated by its :attr:`Notion.validate`, or by its check).
+    This is what :meth:`Notion.parameters` does for a notion without its own ``validate``.
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import standard_parameters
+    >>> standard_parameters(3, {"epsilon": 1, "sensitive": [2, 0]})
+    {'epsilon': 1.0, 'sensitive': array([0, 2])}
+    >>> standard_parameters(3, {"budgets": [1.0, 2.0]})
+    Traceback (most recent call last):
+    ...
+    ValueError: budgets has length 2, expected the domain size 3
+    """
+    from .context_aware import check_budget_matrix
+    from .ipldp import sensitive_indices
+
+    out = dict(params)
+    if "epsilon" in out:
+        out["epsilon"] = check_positive_real(out["epsilon"], "epsilon")
+    if "budgets" in out:
+        out["budgets"] = check_budget_vector(out["budgets"], d, allow_inf=allow_inf)
+    if "sensitive" in out:
+        out["sensitive"] = np.sort(sensitive_indices(out["sensitive"], d))
+    if "prior" in out:
+        out["prior"] = check_distribution(out["prior"], d, "prior")
+    if "matrix" in out:
+        arr = np.asarray(out["matrix"], dtype=float)
+        if arr.ndim != 2:
+            raise ValueError(f"matrix must be a d x d matrix of pairwise budgets, got {arr.ndim} dimension(s)")
+        out["matrix"] = check_budget_matrix(arr, d)
+    return out
+
 
 @dataclass(frozen=True)
 class Notion(Generic[_R]):
     """A privacy notion: its parameters, its tightest value and its check, computed in one place.
 
-    Every notion module makes one and registers it (:func:`register_notion`); the accountant's
-    functions, :class:`Guarantee`, :func:`verify` and :func:`privacy_profile` all go through
-    it, so a new notion module is picked up by each of them with no other edit.
+    Every notion module of :mod:`ldpkit.accountant` makes one and registers it
+    (:func:`register_notion`); the package imports every one of its modules, so a new module is
+    found with no other edit.  The accountant's functions, :class:`Guarantee`, :func:`verify`,
+    :func:`privacy_profile`, the promises of :mod:`ldpkit.contracts` (:func:`ldpkit.contracts.parse`
+    included) and the map of notions (:mod:`ldpkit.notion_map`) all go through it.
 
     Attributes
     ----------
     name
-        The notion's name in guarantees (``"ldp"``, ``"minid-ldp"``, ...).
+        The notion's one id (``"ldp"``, ``"minid-ldp"``, ...): lower-case words joined by hyphens.
+        Guarantees, promises and parameters passed per notion are keyed by it.
     budget
         The parameter that carries the budget: ``"epsilon"`` (a number), ``"budgets"`` (one
         per item) or ``"matrix"`` (one per ordered pair of items, the context-aware notion).
     context
         The other parameters a guarantee must state (``("sensitive",)``, ``("prior",)``, ...).
+        Those of :data:`SHARED_PARAMETERS` are facts about the data; the others are the notion's
+        own (:attr:`own`).
     optional
-        Parameters a guarantee may state (with defaults).
-    scale
-        ``False``: :meth:`tightest` returns the smallest budget the channel satisfies.
-        ``True`` (per-item or per-pair budgets): it returns the smallest factor ``s`` such that the
-        channel satisfies the budgets scaled by ``s``, so the channel satisfies the budgets
-        exactly when ``s <= 1``.
-    profile_key
-        Name of the notion's column in :class:`~ldpkit.accountant.PrivacyProfile` (``None``:
-        not reported there).
+        Parameters a guarantee may state (with defaults); :meth:`tightest` takes them too.
+    display
+        The notion's name in tables and in the book (``"MinID-LDP"``); default: :attr:`name`.
+    order
+        Its place in every table of notions (the privacy profile's columns, the map of notions),
+        ties broken by :attr:`name`; never the order of registration or import.
+    quantity
+        What :meth:`tightest` returns, one of :data:`QUANTITIES`: ``"scale"`` for per-item or
+        per-pair budgets (the smallest factor ``s`` such that the channel satisfies the budgets
+        scaled by ``s``, so it satisfies them exactly when ``s <= 1``); otherwise ``"epsilon"``
+        (the smallest budget the channel satisfies; the default) or ``"information"``.
+    profile
+        Whether :func:`privacy_profile` reports it (its column is :attr:`profile_key`).
     label
         The book's label of the definition.
+    description
+        One line saying what the notion is and where it comes from.
     forms
         Name of the :class:`ClosedForms` table it is computed through (default: its name).
     applies
         Which channels the notion is defined for (default: every channel with two inputs).
+    validate
+        ``validate(d, params) -> params``: checks and normalises a guarantee's parameters on
+        ``d`` items before anything is computed, raising ``ValueError`` naming the parameter
+        (default: :func:`standard_parameters`).  :meth:`parameters` calls it.
+    at_budget
+        ``at_budget(d, epsilon, **facts) -> params or None``: the notion's guarantee at one scalar
+        budget ``epsilon`` on ``d`` items, as the map of notions states it; ``facts`` are the
+        setting's ``sensitive`` items, ``prior`` and ``alpha`` (the shared-output fraction of
+        the setting).  ``None`` (the default) states the budget at ``epsilon`` (every item's
+        budget, every pair's budget) and takes shared parameters from ``facts``; a notion
+        with own parameters that the map should show states them here.
+    pairwise
+        ``pairwise(d, params) -> matrix``: the context-aware matrix of pairwise budgets equal to
+        a guarantee of this notion, for the notions that are context-aware LDP with a particular
+        matrix (LDP, ID-LDP, MinID-LDP); ``None`` otherwise.
+    fits_by_mixing
+        Whether the tightest value never grows when the channel is mixed with the uniform channel
+        (:func:`ldpkit.channels.mix_with_uniform`), so that the map of notions can fit random
+        channels to the notion's boundary by mixing.
 
     Examples
     --------
     >>> from ldpkit import GRR
     >>> from ldpkit.accountant import Guarantee, get_notion
     >>> uldp = get_notion("uldp")
-    >>> uldp.required, uldp.optional
-    (('epsilon', 'sensitive'), ('protected',))
+    >>> uldp.required, uldp.optional, uldp.own
+    (('epsilon', 'sensitive'), ('protected',), ('protected',))
     >>> round(uldp.tightest(GRR(3, 1.0), sensitive=[0]), 6)
     1.0
     >>> uldp.check(GRR(3, 1.0), Guarantee("uldp", epsilon=0.5, sensitive=[0])).satisfied
     False
+    >>> minid = get_notion("minid-ldp")
+    >>> minid.display, minid.quantity, minid.profile_key
+    ('MinID-LDP', 'scale', 'minid_scale')
     """
 
     name: str
@@ -439,22 +534,52 @@ class Notion(Generic[_R]):
     budget: str = "epsilon"
     context: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
-    scale: bool = False
-    profile_key: Optional[str] = None
+    display: str = ""
+    order: int = 1000
+    quantity: str = ""
+    profile: bool = True
     label: str = ""
     description: str = ""
     forms: str = ""
     applies: Optional[Callable[[Channel], bool]] = field(default=None, repr=False)
+    validate: Optional[Callable[[int, dict[str, Any]], dict[str, Any]]] = field(default=None, repr=False)
+    at_budget: Optional[Callable[..., Optional[dict[str, Any]]]] = field(default=None, repr=False)
+    pairwise: Optional[Callable[[int, Mapping[str, Any]], np.ndarray]] = field(default=None, repr=False)
+    fits_by_mixing: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"a notion needs a non-empty name, got {describe(self.name)}")
+        if not isinstance(self.name, str) or not _ID.fullmatch(self.name):
+            raise ValueError(f"a notion's name is its id, lower-case words joined by hyphens ('minid-ldp'), "
+                             f"got {describe(self.name)}")
         if self.budget not in BUDGET_KINDS:
             raise ValueError(f"budget of {self.name!r} must be one of {BUDGET_KINDS}, got {describe(self.budget)}")
         if not callable(self.check_fn) or not callable(self.tightest_fn):
             raise ValueError(f"notion {self.name!r} needs callable check_fn and tightest_fn")
-        if self.scale != (self.budget != "epsilon"):
-            raise ValueError(f"notion {self.name!r}: a scale notion is one with per-item or per-pair budgets (and only those)")
+        for attr in ("context", "optional"):
+            value = getattr(self, attr)
+            if not isinstance(value, tuple) or not all(isinstance(p, str) and p.isidentifier() for p in value):
+                raise ValueError(f"{attr} of {self.name!r} must be a tuple of parameter names, got {describe(value)}")
+        names = self.required + self.optional
+        if len(set(names)) != len(names):
+            raise ValueError(f"notion {self.name!r} names a parameter twice: {names}")
+        if not isinstance(self.order, int) or isinstance(self.order, bool):
+            raise ValueError(f"order of {self.name!r} must be an integer, got {describe(self.order)}")
+        if not isinstance(self.display, str):
+            raise ValueError(f"display of {self.name!r} must be a string, got {describe(self.display)}")
+        object.__setattr__(self, "display", self.display or self.name)
+        quantity = self.quantity or ("scale" if self.scale else "epsilon")
+        if quantity not in QUANTITIES or (quantity == "scale") != self.scale:
+            raise ValueError(f"notion {self.name!r}: quantity must be 'scale' for per-item or per-pair budgets and "
+                             f"'epsilon' or 'information' otherwise, got {describe(self.quantity)}")
+        object.__setattr__(self, "quantity", quantity)
+        for attr in ("applies", "validate", "at_budget", "pairwise"):
+            if getattr(self, attr) is not None and not callable(getattr(self, attr)):
+                raise ValueError(f"{attr} of {self.name!r} must be callable or None, got {describe(getattr(self, attr))}")
+
+    @property
+    def scale(self) -> bool:
+        """Whether :meth:`tightest` is a scale of the budgets (per-item or per-pair budgets; see :attr:`quantity`)."""
+        return self.budget != "epsilon"
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -462,9 +587,25 @@ class Notion(Generic[_R]):
         return (self.budget, *self.context)
 
     @property
+    def own(self) -> tuple[str, ...]:
+        """The notion's own parameters (not the budget, not one of :data:`SHARED_PARAMETERS`): FLDP's ``alpha``, ..."""
+        return tuple(p for p in self.context + self.optional if p not in SHARED_PARAMETERS)
+
+    @property
     def tightest_needs(self) -> tuple[str, ...]:
         """The parameters :meth:`tightest` needs (the context, and the budget direction of a scale notion)."""
         return self.required if self.scale else self.context
+
+    @property
+    def profile_key(self) -> str:
+        """The notion's key in :class:`~ldpkit.accountant.PrivacyProfile`, derived from its id by one rule.
+
+        The id without a trailing ``-ldp``, hyphens as underscores, then ``_`` and the
+        :attr:`quantity`: ``ldp_epsilon``, ``minid_scale``, ``context_aware_scale``,
+        ``mip_information``.
+        """
+        stem = self.name[: -len("-ldp")] if self.name.endswith("-ldp") else self.name
+        return f"{stem.replace('-', '_')}_{self.quantity}"
 
     @property
     def closed_forms(self) -> ClosedForms[Any]:
@@ -476,10 +617,14 @@ class Notion(Generic[_R]):
         return True if self.applies is None else bool(self.applies(as_channel(ch)))
 
     def tightest(self, ch: ChannelLike, **context: Any) -> float:
-        """The smallest parameter the channel satisfies (``inf`` when none): a budget, or a scale (see :attr:`scale`)."""
+        """The smallest parameter the channel satisfies (``inf`` when none): a budget, or a scale (see :attr:`quantity`)."""
         missing = [p for p in self.tightest_needs if p not in context]
         if missing:
             raise ValueError(f"{self.name}: tightest() needs {', '.join(missing)}")
+        unknown = [p for p in context if p not in self.tightest_needs + self.optional]
+        if unknown:
+            raise ValueError(f"{self.name}: tightest() takes {', '.join(self.tightest_needs + self.optional) or 'no parameter'}; "
+                             f"got {', '.join(unknown)}")
         return float(self.tightest_fn(as_channel(ch), **context))
 
     def check(self, ch: ChannelLike, guarantee: "Guarantee") -> _R:
@@ -494,42 +639,97 @@ class Notion(Generic[_R]):
         """A :class:`Guarantee` of this notion with ``params`` (validated against :attr:`required`)."""
         return Guarantee(self.name, **params)
 
+    def parameters(self, d: int, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` of a guarantee on ``d`` items, checked and normalised (:attr:`validate`); names are not checked here."""
+        fn = self.validate or standard_parameters
+        return dict(fn(d, dict(params)))
 
-_NOTIONS: dict[str, Notion[CheckResult]] = {}
+    def stated_at(self, d: int, epsilon: float, **facts: Any) -> Optional["Guarantee"]:
+        """The notion's guarantee at one scalar budget (:attr:`at_budget`), or ``None`` when the facts do not state it.
+
+        Examples
+        --------
+        >>> from ldpkit.accountant import get_notion
+        >>> get_notion("uldp").stated_at(4, 1.0, sensitive=[0, 1])
+        Guarantee('uldp', epsilon=1.0, sensitive=[0, 1])
+        >>> get_notion("lip").stated_at(4, 1.0) is None   # no prior among the facts
+        True
+        """
+        if self.at_budget is not None:
+            params = self.at_budget(d, epsilon, **facts)
+        else:
+            params = {self.budget: _uniform_budget(self.budget, d, epsilon)}
+            for p in self.context:
+                if p not in SHARED_PARAMETERS or facts.get(p) is None:
+                    return None
+                params[p] = facts[p]
+        return None if params is None else Guarantee(self.name, **params)
 
 
-def register_notion(notion: Notion[_R]) -> Notion[_R]:
-    """Make ``notion`` available to :class:`Guarantee`, :func:`verify` and the privacy profile (returns it)."""
+def _uniform_budget(kind: str, d: int, epsilon: float) -> Any:
+    """``epsilon`` as a budget of the given kind: the number, every item's budget, or every pair's budget."""
+    if kind == "epsilon":
+        return float(epsilon)
+    if kind == "budgets":
+        return np.full(d, float(epsilon))
+    out = np.full((d, d), float(epsilon))
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+_NOTIONS: Registry[Notion[CheckResult]] = Registry("privacy notion")
+
+
+def register_notion(notion: Notion[_R], *, replace: bool = False) -> Notion[_R]:
+    """Make ``notion`` known to the whole kit (returns it): the accountant, guarantees, profiles, promises and the map.
+
+    A notion module calls it once, at import.  An id already registered is refused unless
+    ``replace=True`` (which puts ``notion`` in its place).
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import LDP, register_notion
+    >>> register_notion(LDP)
+    Traceback (most recent call last):
+    ...
+    ValueError: privacy notion 'ldp' is already registered (pass replace=True to replace it)
+    >>> register_notion(LDP, replace=True) is LDP
+    True
+    """
     if not isinstance(notion, Notion):
-        raise ValueError(f"expected a Notion, got {describe(notion)}")
-    _NOTIONS[notion.name] = notion
+        raise ArgumentTypeError(f"expected a Notion, got {describe(notion)}")
+    if not isinstance(replace, bool):
+        raise ArgumentTypeError(f"replace must be a bool, got {describe(replace)}")
+    if notion.name in _NOTIONS:
+        if not replace:
+            raise ValueError(f"privacy notion {notion.name!r} is already registered (pass replace=True to replace it)")
+        _NOTIONS.remove(notion.name)
+    _NOTIONS.add(notion.name, cast("Notion[CheckResult]", notion))
     return notion
 
 
 def unregister_notion(name: str) -> None:
-    """Remove a notion (tests that register their own notion clean up with this)."""
+    """Remove the notion with id ``name`` (tests that register their own notion clean up with this)."""
     get_notion(name)
-    del _NOTIONS[name]
+    _NOTIONS.remove(name)
 
 
 def notions() -> tuple[str, ...]:
-    """Names of every registered notion, sorted."""
-    return tuple(sorted(_NOTIONS))
+    """Ids of every registered notion, sorted."""
+    return tuple(sorted(n.name for n in _NOTIONS.values()))
 
 
 def registered_notions() -> tuple[Notion[CheckResult], ...]:
-    """Every registered notion, in registration order."""
-    return tuple(_NOTIONS.values())
+    """Every registered notion, in table order (:attr:`Notion.order`, then id)."""
+    return tuple(sorted(_NOTIONS.values(), key=lambda n: (n.order, n.name)))
 
 
 def get_notion(name: str) -> Notion[CheckResult]:
-    """The registered :class:`Notion` called ``name`` (ValueError listing the known ones)."""
+    """The registered :class:`Notion` with id ``name`` (ValueError naming the close matches)."""
     if not isinstance(name, str):
         known = ", ".join(notions())
         raise ArgumentTypeError(f"privacy notion must be a string, got {describe(name)}; known notions: {known}")
-    if name not in _NOTIONS:
-        raise ValueError(f"unknown privacy notion {describe(name)}; known notions: {', '.join(notions())}")
-    return _NOTIONS[name]
+    return _NOTIONS.get(name)
 
 
 class Guarantee:

@@ -14,8 +14,9 @@ Synthesis chapter, :prf:ref:`def-context-aware` and :prf:ref:`prop-pairwise-spec
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -176,8 +177,13 @@ def check_context_aware(ch: ChannelLike, matrix: ArrayLike) -> ContextAwareResul
     )
 
 
+def _context_aware_pairwise(d: int, params: Mapping[str, Any]) -> np.ndarray:
+    return check_budget_matrix(params["matrix"], d).copy()
+
+
 CONTEXT_AWARE: Notion[ContextAwareResult] = register_notion(
-    Notion("context-aware", check_context_aware, context_aware_scale, budget="matrix", scale=True,
-           profile_key="context_aware_scale", label="def-context-aware", forms="pairwise",
-           description="context-aware LDP, one budget per ordered pair (Acharya et al., def-context-aware)")
+    Notion("context-aware", check_context_aware, context_aware_scale, budget="matrix", display="CA-LDP", order=20,
+           label="def-context-aware", forms="pairwise",
+           description="context-aware LDP, one budget per ordered pair (Acharya et al., def-context-aware)",
+           pairwise=_context_aware_pairwise, fits_by_mixing=True)
 )

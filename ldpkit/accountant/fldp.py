@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._validation import check_positive_real, check_probability
 from ..channels import ExplicitChannel, HadamardChannel, UnaryChannel
 from ._core import ChannelLike, MAX_ENUM_CELLS, CheckResult, ClosedForms, Notion
-from ._core import as_channel, closed_forms, register_notion, require_pairs, within
+from ._core import as_channel, closed_forms, register_notion, require_pairs, standard_parameters, within
 from .ldp import hadamard_log_ratio, top2_max_sum
 
 __all__ = ["FLDP", "FLDPParameters", "FLDPResult", "check_fldp", "fldp_epsilon", "fldp_parameters"]
@@ -275,7 +276,21 @@ def check_fldp(ch: ChannelLike, epsilon: float, *, alpha: float) -> FLDPResult:
     )
 
 
+def _fldp_parameters(d: int, params: dict[str, Any]) -> dict[str, Any]:
+    """An FLDP promise: a finite positive budget and a shared-output fraction ``alpha`` in ``(0, 1]``."""
+    out = standard_parameters(d, params)
+    if "alpha" in out:
+        out["alpha"] = _check_alpha(out["alpha"])
+    return out
+
+
+def _fldp_at_budget(d: int, epsilon: float, *, alpha: float | None = None, **facts: Any) -> dict[str, Any] | None:
+    """FLDP at one budget, at the shared-output fraction ``alpha`` of the setting."""
+    return None if alpha is None else {"epsilon": float(epsilon), "alpha": alpha}
+
+
 FLDP: Notion[FLDPResult] = register_notion(
-    Notion("fldp", check_fldp, fldp_epsilon, context=("alpha",), profile_key="fldp_epsilon", label="def-fldp",
-           description="flexible LDP, pairwise reconstruction (Zhao et al., def-fldp)")
+    Notion("fldp", check_fldp, fldp_epsilon, context=("alpha",), display="FLDP", order=70, label="def-fldp",
+           description="flexible LDP, pairwise reconstruction (Zhao et al., def-fldp)",
+           validate=_fldp_parameters, at_budget=_fldp_at_budget)
 )

@@ -11,7 +11,7 @@ form or by enumeration.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from .._validation import ArgumentTypeError, check_budget_vector, check_positive_real, describe, real_array
 from ..channels import Channel, ExplicitChannel, UnaryChannel, mix_with_uniform
 from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel
-from ._core import closed_forms, enumerate_channel, register_notion, require_pairs, within
+from ._core import closed_forms, enumerate_channel, register_notion, require_pairs, standard_parameters, within
 from .ldp import pairwise_log_ratio, unary_loss_terms
 
 __all__ = [
@@ -388,20 +388,56 @@ def fit_to_budgets(
     return mix_with_uniform(ch, hi), hi
 
 
-def minidldp_scale(ch: ChannelLike, budgets: ArrayLike) -> float:
+def minidldp_scale(ch: ChannelLike, budgets: ArrayLike, *, r: Literal["min"] = "min") -> float:
     """Smallest ``s`` such that the channel is ``(s * E)``-MinID-LDP: :func:`idldp_scale` with the rule ``min``.
 
-    ID-LDP chapter, :prf:ref:`def-minidldp`.
+    ``r`` is accepted only as ``"min"``, as in :func:`check_minidldp`.  ID-LDP chapter,
+    :prf:ref:`def-minidldp`.
     """
+    if not (isinstance(r, str) and r == "min"):
+        raise ValueError(f"MinID-LDP uses the pair rule 'min', got r={describe(r)}; use 'id-ldp' for other rules")
     return idldp_scale(ch, budgets, r="min")
 
 
+def _idldp_parameters(d: int, params: dict[str, Any]) -> dict[str, Any]:
+    """An ID-LDP promise: finite positive budgets for the ``d`` items, a known pair rule, a known method."""
+    out = standard_parameters(d, params)
+    if "r" in out:
+        resolve_pair_rule(out["r"])
+    if "method" in out and out["method"] not in ("auto", "dense", "classes"):
+        raise ValueError(f"unknown method={describe(out['method'])}; expected 'auto', 'dense' or 'classes'")
+    return out
+
+
+def _minidldp_parameters(d: int, params: dict[str, Any]) -> dict[str, Any]:
+    """A MinID-LDP promise: at least 2 items, finite positive budgets, the rule ``min`` if stated."""
+    if d < 2:
+        raise ValueError(f"a MinID-LDP promise needs at least 2 items, got {d}")
+    out = standard_parameters(d, params)
+    if "r" in out and not (isinstance(out["r"], str) and out["r"] == "min"):
+        raise ValueError(f"MinID-LDP uses the pair rule 'min', got r={describe(out['r'])}; use 'id-ldp' for other rules")
+    return out
+
+
+def _idldp_pairwise(d: int, params: Mapping[str, Any]) -> np.ndarray:
+    """E-ID-LDP with rule ``r`` is context-aware LDP with ``M[x, x'] = r(eps_x, eps_x')`` (:prf:ref:`prop-pairwise-special-cases`)."""
+    from .context_aware import pairwise_budgets
+
+    return pairwise_budgets(d, budgets=params["budgets"], r=params.get("r", "min"))
+
+
+def _idldp_at_budget(d: int, epsilon: float, **facts: Any) -> dict[str, Any]:
+    """ID-LDP at one budget is stated with the ``average`` rule (with ``min`` it is MinID-LDP)."""
+    return {"budgets": np.full(d, float(epsilon)), "r": "average"}
+
+
 IDLDP: Notion[IDLDPResult] = register_notion(
-    Notion("id-ldp", check_idldp, idldp_scale, budget="budgets", optional=("r", "method"), scale=True,
-           label="def-idldp", description="ID-LDP with a pair rule (Gu et al., def-idldp)")
+    Notion("id-ldp", check_idldp, idldp_scale, budget="budgets", optional=("r", "method"), display="ID-LDP",
+           order=40, profile=False, label="def-idldp", description="ID-LDP with a pair rule (Gu et al., def-idldp)",
+           validate=_idldp_parameters, at_budget=_idldp_at_budget, pairwise=_idldp_pairwise, fits_by_mixing=True)
 )
 MINIDLDP: Notion[IDLDPResult] = register_notion(
-    Notion("minid-ldp", check_minidldp, minidldp_scale, budget="budgets", optional=("r",), scale=True,
-           profile_key="minid_scale", label="def-minidldp", forms="id-ldp",
-           description="MinID-LDP (Gu et al., def-minidldp)")
+    Notion("minid-ldp", check_minidldp, minidldp_scale, budget="budgets", optional=("r",), display="MinID-LDP",
+           order=30, label="def-minidldp", forms="id-ldp", description="MinID-LDP (Gu et al., def-minidldp)",
+           validate=_minidldp_parameters, pairwise=_idldp_pairwise, fits_by_mixing=True)
 )

@@ -9,6 +9,7 @@ outputs must reveal their own input.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -219,8 +220,45 @@ def _ipldp_explicit(ch: ExplicitChannel, sens: np.ndarray, eps: np.ndarray) -> I
     )
 
 
+def _ipldp_parameters(d: int, params: dict[str, Any]) -> dict[str, Any]:
+    """An IPLDP promise on ``d`` items.
+
+    ``budgets`` of length ``d``, ``inf`` marking a non-sensitive item (the sensitive items are
+    then those with a finite budget when ``sensitive`` is not stated), or one finite budget per
+    item of ``sensitive`` in its order.
+    """
+    out = dict(params)
+    if "sensitive" in out:
+        out["sensitive"] = sensitive_indices(out["sensitive"], d)
+    if "budgets" in out:
+        arr = real_array(out["budgets"], "budgets")
+        sens = out.get("sensitive")
+        if sens is not None and arr.ndim == 1 and arr.size == sens.size != d:
+            out["budgets"] = check_budget_vector(arr, sens.size)
+        else:
+            e = check_budget_vector(arr, d, allow_inf=True)
+            if sens is None:
+                sens = np.flatnonzero(np.isfinite(e))
+                if sens.size == 0:
+                    raise ValueError("an IPLDP promise needs at least one sensitive item (a finite budget)")
+                out["sensitive"] = sens
+            check_budget_vector(e[sens], sens.size, "budgets of the sensitive items")
+            out["budgets"] = e
+    return out
+
+
+def _ipldp_at_budget(d: int, epsilon: float, *, sensitive: Any = None, **facts: Any) -> dict[str, Any] | None:
+    """IPLDP at one budget: ``epsilon`` on the sensitive items, ``inf`` (no budget) on the others."""
+    if sensitive is None:
+        return None
+    budgets = np.full(d, np.inf)
+    budgets[list(sensitive)] = float(epsilon)
+    return {"budgets": budgets, "sensitive": list(sensitive)}
+
+
 IPLDP: Notion[IPLDPResult] = register_notion(
-    Notion("ipldp", check_ipldp, ipldp_scale, budget="budgets", context=("sensitive",), scale=True,
-           profile_key="ipldp_scale", label="def-ipldp", applies=lambda ch: ch.n_outputs == ch.n_inputs,
-           description="item-oriented personalised LDP (Li et al., def-ipldp)")
+    Notion("ipldp", check_ipldp, ipldp_scale, budget="budgets", context=("sensitive",), display="IPLDP", order=50,
+           label="def-ipldp", applies=lambda ch: ch.n_outputs == ch.n_inputs,
+           description="item-oriented personalised LDP (Li et al., def-ipldp)",
+           validate=_ipldp_parameters, at_budget=_ipldp_at_budget)
 )

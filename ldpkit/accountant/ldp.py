@@ -9,7 +9,9 @@ unary channels use the separable closed form of the Foundations chapter
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -246,7 +248,14 @@ def check_ldp(ch: ChannelLike, epsilon: float) -> LDPResult:
     )
 
 
+def _ldp_pairwise(d: int, params: Mapping[str, Any]) -> np.ndarray:
+    """eps-LDP is context-aware LDP with the constant matrix ``eps`` (:prf:ref:`prop-pairwise-special-cases`)."""
+    from .context_aware import pairwise_budgets
+
+    return pairwise_budgets(d, epsilon=params["epsilon"])
+
+
 LDP: Notion[LDPResult] = register_notion(
-    Notion("ldp", check_ldp, ldp_epsilon, profile_key="ldp_epsilon", label="def-ldp",
-           description="standard LDP (Foundations, def-ldp)")
+    Notion("ldp", check_ldp, ldp_epsilon, display="LDP", order=10, label="def-ldp",
+           description="standard LDP (Foundations, def-ldp)", pairwise=_ldp_pairwise, fits_by_mixing=True)
 )

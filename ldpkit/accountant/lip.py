@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_distribution, check_positive_real
 from ..channels import ExplicitChannel, UnaryChannel
 from ._core import ChannelLike, CheckResult, ClosedForms, Notion
-from ._core import Witness, as_channel, closed_forms, register_notion, within
+from ._core import Witness, as_channel, closed_forms, register_notion, standard_parameters, within
 
 __all__ = ["LIP", "LIPResult", "check_lip", "lip_epsilon"]
 
@@ -149,7 +149,16 @@ def check_lip(ch: ChannelLike, epsilon: float, *, prior: ArrayLike) -> LIPResult
     )
 
 
+def _lip_parameters(d: int, params: dict[str, Any]) -> dict[str, Any]:
+    """A LIP promise: a finite positive budget and a prior with full support over the ``d`` items."""
+    out = standard_parameters(d, params)
+    if "prior" in out and np.any(out["prior"] <= 0):
+        raise ValueError(f"a LIP promise needs a prior with full support, got 0 at item {int(np.flatnonzero(out['prior'] <= 0)[0])}")
+    return out
+
+
 LIP: Notion[LIPResult] = register_notion(
-    Notion("lip", check_lip, lip_epsilon, context=("prior",), profile_key="lip_epsilon", label="def-lip",
-           description="localized information privacy under a prior (Jiang et al., def-lip)")
+    Notion("lip", check_lip, lip_epsilon, context=("prior",), display="LIP", order=80, label="def-lip",
+           description="localized information privacy under a prior (Jiang et al., def-lip)",
+           validate=_lip_parameters, fits_by_mixing=True)
 )

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from .._validation import ArgumentTypeError, check_distribution, check_positive_real, describe
 from ..channels import ExplicitChannel
 from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel, closed_forms, register_notion, within
+from ._core import standard_parameters
 
 __all__ = ["MIP", "MIPResult", "check_mip", "mutual_information"]
 
@@ -114,8 +115,17 @@ def check_mip(ch: ChannelLike, epsilon: float, *, prior: ArrayLike, base: float 
                      base=unit)
 
 
+def _mip_parameters(d: int, params: dict[str, Any]) -> dict[str, Any]:
+    """A MIP promise: a finite positive amount of information, a prior over the ``d`` items, a valid base."""
+    out = standard_parameters(d, params)
+    if "base" in out:
+        _check_base(out["base"])
+    return out
+
+
 MIP: Notion[MIPResult] = register_notion(
-    Notion("mip", check_mip, mutual_information, context=("prior",), optional=("base",),
-           profile_key="mutual_information", label="def-mip",
-           description="mutual-information privacy, in nats unless a base is given (Jiang et al., def-mip)")
+    Notion("mip", check_mip, mutual_information, context=("prior",), optional=("base",), display="MIP", order=90,
+           quantity="information", label="def-mip",
+           description="mutual-information privacy, in nats unless a base is given (Jiang et al., def-mip)",
+           validate=_mip_parameters, fits_by_mixing=True)
 )

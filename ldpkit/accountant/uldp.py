@@ -220,7 +220,6 @@ def uldp_epsilon(ch: ChannelLike, sensitive: ArrayLike, protected: Optional[Arra
 
 
 ULDP: Notion[ULDPResult] = register_notion(
-    Notion("uldp", check_uldp, uldp_epsilon, context=("sensitive",), optional=("protected",),
-           profile_key="uldp_epsilon", label="def-uldp",
-           description="utility-optimised LDP (Murakami and Kawamoto, def-uldp)")
+    Notion("uldp", check_uldp, uldp_epsilon, context=("sensitive",), optional=("protected",), display="ULDP",
+           order=60, label="def-uldp", description="utility-optimised LDP (Murakami and Kawamoto, def-uldp)")
 )

@@ -131,7 +131,7 @@ GUARANTEE_COLUMNS: Mapping[str, str] = MappingProxyType({
     "uldp_epsilon": "ULDP epsilon for S",
     "fldp_epsilon": "FLDP epsilon at alpha",
     "lip_epsilon": "LIP epsilon under the prior",
-    "mutual_information": "MIP: mutual information under the prior (nats)",
+    "mip_information": "MIP: mutual information under the prior (nats)",
 })
 
 
@@ -337,7 +337,7 @@ def representatives(sc: Optional[SynthesisScenario] = None) -> list[tuple[str, s
 _NOTION_NAMES = MappingProxyType({
     "ldp_epsilon": "LDP", "minid_scale": "MinID-LDP", "idldp_average_scale": "ID-LDP", "context_aware_scale": "CA-LDP",
     "ipldp_scale": "IPLDP", "uldp_epsilon": "ULDP", "fldp_epsilon": "FLDP", "lip_epsilon": "LIP",
-    "mutual_information": "MIP",
+    "mip_information": "MIP",
 })
 
 
@@ -376,7 +376,8 @@ def guarantee_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             rows.append(row)
             continue
         row["member"] = repr(member)
-        prof = accountant.privacy_profile(member, budgets=sc.budgets, prior=sc.prior, alpha=sc.alpha, matrix=matrix)
+        prof = accountant.privacy_profile(member, budgets=sc.budgets, prior=sc.prior, matrix=matrix,
+                                           params={"fldp": {"alpha": sc.alpha}})
         split = accountant.privacy_profile(member, budgets=sc.ipldp_budgets)
         values = {
             "ldp_epsilon": prof.ldp_epsilon,
@@ -387,7 +388,7 @@ def guarantee_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             "uldp_epsilon": split.uldp_epsilon,
             "fldp_epsilon": prof.fldp_epsilon,
             "lip_epsilon": prof.lip_epsilon,
-            "mutual_information": prof.mutual_information,
+            "mip_information": prof.mip_information,
         }
         reasons: dict[str, list[str]] = {}  # reason -> the notions it applies to
         for col, value in values.items():
