@@ -49,7 +49,7 @@ class BuildPyWithCommit(build_py):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(buildinfo.build_record(ROOT), indent=2) + "\n", encoding="utf-8")
 
-    def get_outputs(self, include_bytecode: bool = True) -> list[str]:  # type: ignore[override]
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
         outputs = list(super().get_outputs(include_bytecode))
         return outputs if self._editable() else [*outputs, str(self._record_path())]
 

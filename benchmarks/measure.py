@@ -153,19 +153,17 @@ def counts_text(check: Mapping[str, Any]) -> str:
 
 
 def _block_quickstart(data: Mapping[str, Any]) -> str:
+    repro = [duration_text(data["runs"][cond]["reproduce"]["wall_seconds"]) for cond in CONDITIONS]
     books = [data["runs"][cond]["book"] for cond in CONDITIONS]
+    text = f"Measured on {data['machine']['cores']} cores ({data['date']}): "
+    if all(book is not None for book in books):
+        text += (f"the book builds from a clean `_build` in {duration_text(books[0]['wall_seconds'])} with no data "
+                 f"directory at all and {duration_text(books[1]['wall_seconds'])} with the datasets, and ")
+    text += f"the reduced-scale run of every experiment takes {repro[0]} without the data and {repro[1]} with them"
     if any(book is None for book in books):
-        return ("Its time is not measured yet (`python benchmarks/measure.py` without `--quick` measures "
-                "it).")
-    without, with_ = (duration_text(book["wall_seconds"]) for book in books)
-    return (f"Measured on {data['machine']['cores']} cores ({data['date']}), each from a clean `_build`: "
-            f"{without} with no data directory at all, {with_} with the datasets.")
-
-
-def _block_reproduce(data: Mapping[str, Any]) -> str:
-    without, with_ = (data["runs"][cond]["reproduce"] for cond in CONDITIONS)
-    return (f": {duration_text(without['wall_seconds'])} without the data, "
-            f"{duration_text(with_['wall_seconds'])} with them")
+        text += "; the book's build is not measured yet (`python benchmarks/measure.py` without `--quick` measures it)"
+    return text + (". These times and those below come from `benchmarks/measurements.json`, written by "
+                   "`python benchmarks/measure.py`; the book's Artifact page reads the same file.")
 
 
 def _block_check(data: Mapping[str, Any]) -> str:
@@ -191,7 +189,6 @@ def _block_execution(data: Mapping[str, Any]) -> str:
 #: the README's measured blocks: name -> renderer of its text from the measurements
 BLOCKS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "quickstart": _block_quickstart,
-    "reproduce": _block_reproduce,
     "check": _block_check,
     "execution": _block_execution,
 }
@@ -201,19 +198,26 @@ _LINE_START = re.compile(r"^([-+*>#=|]|\d+[.)]|<)")
 WIDTH = 100
 
 
+_KEEP = re.compile(r"`[^`]*`|\d+(?: min| s| h| GiB| cores)+\b")
+
+
 def _wrap(text: str, first: int, width: int = WIDTH) -> str:
-    """``text`` filled greedily to ``width`` columns, the first line to ``first``, never starting a line
-    with a word Markdown would read as a block marker."""
+    """``text`` filled greedily to ``width`` columns, the first line to ``first``.
+
+    A line never starts with a word Markdown would read as a block marker, and neither a code span
+    nor a quantity with its unit (``4 min 12 s``) is broken.
+    """
+    glued = _KEEP.sub(lambda m: m.group(0).replace(" ", "\0"), text)
     lines: list[str] = []
     line, limit = "", first
-    for word in text.split():
+    for word in glued.split():
         if line and len(line) + 1 + len(word) > limit and not _LINE_START.match(word):
             lines.append(line)
             line, limit = word, width
         else:
             line = f"{line} {word}" if line else word
     lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(lines).replace("\0", " ")
 
 
 def render_readme(text: str, data: Mapping[str, Any]) -> str:
@@ -347,8 +351,8 @@ def _datasets(env: Mapping[str, str]) -> dict[str, str]:
 def _copy_repository(dest: Path) -> None:
     """The repository's files as the checkout has them (tracked and untracked, not ignored) into ``dest``."""
     try:
-        listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                capture_output=True, check=True).stdout.decode().split("\0")
+        cmd = ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        listed = subprocess.run(cmd, capture_output=True, check=True).stdout.decode().split("\0")
     except (OSError, subprocess.CalledProcessError):
         shutil.copytree(REPO, dest, ignore=shutil.ignore_patterns(
             ".git", ".venv", "_build", "__pycache__", "*.egg-info", ".jupyter_cache", ".hypothesis", ".pytest_cache"))
@@ -433,7 +437,8 @@ def measure(data_dir: Path, *, quick: bool, command: str) -> dict[str, Any]:
             work.mkdir()
             check = _timed(_ldpkit(CHECK), fresh(env), work, " ".join(["ldpkit", *CHECK]), ok=(0, 1))
             check.update(_check_counts(check.pop("stdout"), ids))
-            reproduce = _timed(_ldpkit([*REPRODUCE, "--out", "out"]), fresh(env), work, " ".join(["ldpkit", *REPRODUCE]))
+            reproduce = _timed(_ldpkit([*REPRODUCE, "--out", "out"]), fresh(env), work,
+                               " ".join(["ldpkit", *REPRODUCE]))
             reproduce.pop("stdout")
             runs[cond] = {
                 "environment": ("LDPKIT_DATA_DIR set to the datasets directory" if cond == "with_data"

@@ -44,7 +44,7 @@ def _unknown(reason: str) -> dict[str, Any]:
 
 
 def git_state(root: Path) -> dict[str, Any]:
-    """``{"commit": sha, "dirty": bool}`` of the git checkout at ``root``, else ``{"commit": "unknown", "reason": ...}``.
+    """``{"commit": sha, "dirty": bool}`` of the git checkout at ``root``, else ``{"commit": "unknown", "reason": r}``.
 
     ``dirty`` is true when tracked files differ from the commit (untracked files are ignored).
     Only ``root`` itself counts as a checkout: a source tree unpacked inside another repository
