@@ -15,7 +15,7 @@ from pathlib import Path
 from conftest import REPO
 
 ROOT = REPO / "ldpkit"
-HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry"}
+HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry", "_buildinfo"}
 CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
 ORACLES = CORE | {"base", "postprocess"}
 MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip"}
@@ -27,6 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "_sampling": set(),
     "_solvers": set(),
     "_registry": set(),
+    "_buildinfo": set(),
     "channels": {"_rng", "_validation"},
     "reports": {"_validation"},
     "sets": {"_validation"},

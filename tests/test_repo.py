@@ -8,7 +8,7 @@ from conftest import REPO
 
 ALLOWED_TOP = {"book", "ldpkit", "_config.yml", "_toc.yml", "tests", "environment.yml", "README.md",
                "pyproject.toml", ".ci", "benchmarks", "CITATION.cff", "LICENSE", "CHANGELOG.md",
-               "requirements-lock.txt", "CONTRIBUTING.md"}
+               "requirements-lock.txt", "CONTRIBUTING.md", "setup.py"}
 
 
 def _readme_commands() -> list[str]:

@@ -1,10 +1,11 @@
 """Provenance of a run: what ran, on what data, with which code and libraries, on which machine.
 
 ``ldpkit reproduce ID`` writes :func:`sidecar` as ``ID.json`` beside ``ID.csv`` (and the figure),
-and the book links the same record under every figure.  It holds the ldpkit version and, when
-the package runs from a git checkout, the commit (and whether the work tree had uncommitted
-changes), the command line, the :class:`~ldpkit.experiments.RunConfig`, each dataset's
-:class:`~ldpkit.datasets.DataIdentity` (real / prefix stand-in / stand-in / synthetic, with the
+and the book links the same record under every figure.  It holds the ldpkit version and the
+commit it comes from (:func:`git_revision`: read live from the checkout of an editable install,
+or recorded when the package was built, with whether tracked files had uncommitted changes; or
+``"unknown"`` with the reason), the command line, the :class:`~ldpkit.experiments.RunConfig`,
+each dataset's :class:`~ldpkit.datasets.DataIdentity` (real / prefix stand-in / stand-in / synthetic, with the
 sha256 of the files read or the generator and seed of a stand-in), the versions of Python,
 numpy, scipy, cvxpy and pandas, the platform, and the wall time.  ``ldpkit check`` compares a
 rerun's record with the reference record stored in the package.
@@ -23,11 +24,10 @@ import datetime as _dt
 import functools
 import os
 import platform
-import subprocess
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
+from .._buildinfo import revision
 from .registry import ExperimentResult
 
 __all__ = ["SCHEMA", "environment", "git_revision", "sidecar"]
@@ -38,22 +38,24 @@ _LIBRARIES = ("numpy", "scipy", "cvxpy", "pandas", "matplotlib")
 
 
 @functools.lru_cache(maxsize=1)
-def git_revision() -> dict[str, Any] | None:
-    """``{"commit": sha, "dirty": bool}`` when ldpkit runs from a git checkout, else ``None``.
+def git_revision() -> dict[str, Any]:
+    """The commit this ldpkit comes from: the provenance record's ``environment["git"]``.
 
-    ``dirty`` is true when tracked files differ from the commit (untracked files are ignored).
+    ``{"commit": sha, "dirty": bool, "source": "checkout"}`` when ldpkit runs from a git checkout
+    (an editable install: the live state, read once per process), ``{"commit": sha, "dirty": bool,
+    "source": "build", "built": date}`` when it was installed from a build of a checkout
+    (``pip install .``, a wheel: recorded by ``setup.py`` at build time), else
+    ``{"commit": "unknown", "reason": why}`` (e.g. built from an sdist or an archive without
+    ``.git``).  ``dirty`` is true when tracked files differed from the commit (untracked files are
+    ignored).  Never ``None``.
+
+    Examples
+    --------
+    >>> rev = git_revision()
+    >>> rev["source"] in ("build", "checkout") if rev["commit"] != "unknown" else bool(rev["reason"])
+    True
     """
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {"commit": commit, "dirty": bool(status.strip())}
+    return revision()
 
 
 def _version(name: str) -> str | None:
