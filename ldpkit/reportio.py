@@ -176,7 +176,7 @@ def _known_classes(key: Optional[str] = None) -> dict[str, type]:
     With ``key`` (a stored ``module.Class`` name) only the family module it names is imported
     first, when it names one, so that rebuilding a GRR does not import IDUE's solvers; the
     classes of modules imported before are found too.  Without it, every family is imported.
-    A name never makes anything but one of :data:`_FAMILY_MODULES` be imported.
+    A stored name never makes anything but one of ``_FAMILY_MODULES`` be imported.
     """
     import importlib
 
