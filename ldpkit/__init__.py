@@ -9,37 +9,66 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import TYPE_CHECKING
 
-from ._rng import RNGLike, as_generator
-from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
-from .channels import Channel, ExplicitChannel, HadamardChannel, UnaryChannel
-from .channel_oracle import ChannelOracle
-from .accountant import Guarantee
-from .reports import ItemReports, Provenance
-from ._validation import ArgumentTypeError
-from .grr import GRR, KRR
-from .domain import Domain
-from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
-from .olh import OLH, HashedReports
-from .hadamard import FHR, HR, PairReports
-from .sets import ItemSets, as_itemsets
-from .padding import PaddingSampling
-from .unary import OUE, RAPPOR, SUE, UnaryEncoding, UnaryReports
-from .urr import URR
-from .lip import BinaryRR
-from .iprr import IPRR
-from . import accountant, idue, lip, postprocess
-
 if TYPE_CHECKING:  # loaded on first use (see __getattr__ below); type checkers see them here
-    from . import aggregation, budgets, datasets, metrics, reportio, streaming
+    from . import accountant, aggregation, budgets, datasets, idue, lip, metrics, postprocess, reportio, streaming
+    from ._rng import RNGLike, as_generator
+    from ._validation import ArgumentTypeError
+    from .accountant import Guarantee
+    from .base import FrequencyOracle, SupportOracle, pure_estimate, pure_variance
+    from .channel_oracle import ChannelOracle
+    from .channels import Channel, ExplicitChannel, HadamardChannel, UnaryChannel
+    from .domain import Domain
+    from .grr import GRR, KRR
+    from .hadamard import FHR, HR, PairReports
+    from .idue import IDUE, IDUEPS, IDUESolution, IDUESolverError, idue_ps, itemset_budget, oue_ps, rappor_ps, toy_example
+    from .iprr import IPRR
+    from .lip import BinaryRR
+    from .olh import OLH, HashedReports
+    from .padding import PaddingSampling
+    from .reports import ItemReports, Provenance
+    from .sets import ItemSets, as_itemsets
+    from .unary import OUE, RAPPOR, SUE, UnaryEncoding, UnaryReports
+    from .urr import URR
 
 #: the version, read by ``pyproject.toml`` (``[tool.setuptools.dynamic]``), ``CITATION.cff`` and
 #: ``CHANGELOG.md`` must agree with it (tests/test_publishing.py)
 __version__ = "0.1.0"
 
-#: submodules that ``import ldpkit`` does not load: ``ldpkit.datasets`` pulls in pooch, scipy's
-#: special functions and the loaders; the other three are small, but nothing above needs them.
-#: Each is imported on first attribute access (PEP 562).
-_LAZY_SUBMODULES = frozenset({"aggregation", "budgets", "datasets", "metrics", "reportio", "streaming"})
+#: where each public class and function is defined.  ``import ldpkit`` imports none of these
+#: modules (nor numpy): a name is imported from its module on first access (PEP 562), so that
+#: the command line and a script that needs one family load only what that family needs
+#: (``from ldpkit import GRR`` loads GRR, the oracle base and the accountant, not IDUE's solvers).
+_ORIGIN = {
+    "RNGLike": "_rng", "as_generator": "_rng",
+    "ArgumentTypeError": "_validation",
+    "Guarantee": "accountant",
+    "FrequencyOracle": "base", "SupportOracle": "base", "pure_estimate": "base", "pure_variance": "base",
+    "ChannelOracle": "channel_oracle",
+    "Channel": "channels", "ExplicitChannel": "channels", "HadamardChannel": "channels", "UnaryChannel": "channels",
+    "Domain": "domain",
+    "GRR": "grr", "KRR": "grr",
+    "FHR": "hadamard", "HR": "hadamard", "PairReports": "hadamard",
+    "IDUE": "idue", "IDUEPS": "idue", "IDUESolution": "idue", "IDUESolverError": "idue", "idue_ps": "idue",
+    "itemset_budget": "idue", "oue_ps": "idue", "rappor_ps": "idue", "toy_example": "idue",
+    "IPRR": "iprr",
+    "BinaryRR": "lip",
+    "OLH": "olh", "HashedReports": "olh",
+    "PaddingSampling": "padding",
+    "ItemReports": "reports", "Provenance": "reports",
+    "ItemSets": "sets", "as_itemsets": "sets",
+    "OUE": "unary", "RAPPOR": "unary", "SUE": "unary", "UnaryEncoding": "unary", "UnaryReports": "unary",
+    "URR": "urr",
+}
+
+#: submodules reachable as attributes of ``ldpkit`` without importing them first: the public
+#: ones of ``__all__`` and those that ``import ldpkit`` used to load.  Each is imported on first
+#: attribute access (``ldpkit.datasets`` pulls in pooch, scipy's special functions and the loaders).
+_LAZY_SUBMODULES = frozenset({
+    "accountant", "aggregation", "budgets", "datasets", "idue", "lip", "metrics", "postprocess", "reportio",
+    "streaming",
+    "base", "channel_oracle", "channels", "domain", "grr", "hadamard", "iprr", "olh", "padding", "reports", "sets",
+    "unary", "urr", "_rng", "_sampling", "_solvers", "_validation",
+})
 
 __all__ = [
     "RNGLike",
@@ -101,10 +130,15 @@ __all__ = [
 if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt ``ldpkit.X`` stays an error
 
     def __getattr__(name: str) -> object:
-        if name in _LAZY_SUBMODULES:
-            return _importlib.import_module(f"{__name__}.{name}")  # also binds it in this namespace
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        if name in _ORIGIN:
+            value = getattr(_importlib.import_module(f"{__name__}.{_ORIGIN[name]}"), name)
+        elif name in _LAZY_SUBMODULES:
+            value = _importlib.import_module(f"{__name__}.{name}")
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value  # later accesses find it without this function
+        return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | _LAZY_SUBMODULES)

@@ -36,14 +36,16 @@ True
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any, Optional
 
 import numpy as np
-from scipy.stats import norm
 
 from . import __version__
 from ._validation import ArgumentTypeError
@@ -60,6 +62,18 @@ def _check_level(level: Any) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be a confidence level in (0, 1), got {level!r}")
     return float(level)
+
+
+def _z(level: float) -> float:
+    """The two-sided normal quantile of a confidence level (the standard library's, no scipy needed)."""
+    return NormalDist().inv_cdf(0.5 + _check_level(level) / 2)
+
+
+def _cell(value: Any, fmt: str, na: str) -> str:
+    """A table cell: a float in ``fmt`` (NaN as ``na``), anything else as text."""
+    if isinstance(value, float):
+        return na if math.isnan(value) else fmt % value
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -107,32 +121,80 @@ class Estimate:
 
     def interval(self, level: float = 0.95, scale: str = "counts") -> tuple[np.ndarray, np.ndarray]:
         """Normal-approximation interval ``estimate +- z se`` at confidence ``level`` (``scale`` counts or frequency)."""
-        z = float(norm.ppf(0.5 + _check_level(level) / 2))
+        z = _z(level)
         if scale == "counts":
             return self.counts - z * self.se, self.counts + z * self.se
         if scale == "frequency":
             return self.frequencies - z * self.frequency_se, self.frequencies + z * self.frequency_se
         raise ValueError(f"scale must be 'counts' or 'frequency', got {scale!r}")
 
-    def to_frame(self, level: float = 0.95) -> Any:
-        """A pandas table: label (or item), estimate, se, lower, upper, frequency, frequency_se and its interval."""
-        import pandas as pd
-
+    def _columns(self, level: float) -> list[tuple[str, Any]]:
+        """The table's columns, ``(name, values)``: what :meth:`to_frame`, :meth:`to_csv` and :meth:`to_text` show."""
         lo, hi = self.interval(level)
         flo, fhi = self.interval(level, "frequency")
         first = ("label", list(self.labels)) if self.labels is not None else ("item", np.arange(self.counts.size))
-        return pd.DataFrame({first[0]: first[1], "estimate": self.counts, "se": self.se, "lower": lo, "upper": hi,
-                             "frequency": self.frequencies, "frequency_se": self.frequency_se,
-                             "frequency_lower": flo, "frequency_upper": fhi})
+        return [first, ("estimate", self.counts), ("se", self.se), ("lower", lo), ("upper", hi),
+                ("frequency", self.frequencies), ("frequency_se", self.frequency_se),
+                ("frequency_lower", flo), ("frequency_upper", fhi)]
+
+    def _rows(self, level: float, fmt: str, na: str) -> tuple[list[str], list[list[str]]]:
+        """Column names and the rows of the table as text, floats in ``fmt`` and NaN as ``na``."""
+        columns = self._columns(level)
+        cells = [[_cell(v, fmt, na) for v in (vals.tolist() if isinstance(vals, np.ndarray) else vals)] for _, vals in columns]
+        return [name for name, _ in columns], [list(row) for row in zip(*cells)]
+
+    def to_frame(self, level: float = 0.95) -> Any:
+        """A pandas table: label (or item), estimate, se, lower, upper, frequency, frequency_se and its interval.
+
+        pandas is imported here, on first use; :meth:`to_csv` and :meth:`to_text` write the same
+        table without it.
+        """
+        import pandas as pd
+
+        return pd.DataFrame(dict(self._columns(level)))
 
     def to_csv(self, path: str | os.PathLike[str], level: float = 0.95) -> None:
-        """Write :meth:`to_frame` as CSV, after comment lines saying what it was computed from."""
+        """Write the table of :meth:`to_frame` as CSV, after comment lines saying what it was computed from.
+
+        Floats are written with ten significant digits, a NaN as an empty field and a label that
+        holds a comma or a quote in double quotes: the bytes ``to_frame(level).to_csv(fh,
+        index=False, float_format="%.10g")`` writes, without importing pandas.
+        """
         lines = [f"# ldpkit {__version__} estimate: {self.mechanism}, n={self.n}, "
                  f"{_check_level(level):.6g} normal intervals from the plug-in variance"]
         lines += [f"# data: {d}" for d in self.data] or ["# data: not described"]
+        names, rows = self._rows(level, "%.10g", "")  # NaN as pandas writes it
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write("\n".join(lines) + "\n")
-            self.to_frame(level).to_csv(fh, index=False, float_format="%.10g")
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(names)
+            writer.writerows(rows)
+
+    def to_text(self, level: float = 0.95) -> str:
+        """The table of :meth:`to_frame` as aligned plain text (six significant digits), one line per item.
+
+        What ``ldpkit estimate`` prints without ``--output``; no pandas needed.  The label column
+        is left-aligned, the numbers right-aligned; the text ends without a newline.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpkit.aggregation import Estimate
+        >>> est = Estimate(np.array([60.0, 40.0]), np.array([25.0, 16.0]), 100, labels=("tea", "coffee"))
+        >>> print(est.to_text(0.95))  # doctest: -NORMALIZE_WHITESPACE
+        label   estimate  se    lower    upper  frequency  frequency_se  frequency_lower  frequency_upper
+        tea           60   5  50.2002  69.7998        0.6          0.05         0.502002         0.697998
+        coffee        40   4  32.1601  47.8399        0.4          0.04         0.321601         0.478399
+        """
+        names, rows = self._rows(level, "%.6g", "nan")
+        widths = [max(len(text) for text in (name, *(row[j] for row in rows))) for j, name in enumerate(names)]
+        left = self.labels is not None  # labels read better left-aligned, item numbers like the other numbers
+
+        def line(cells: list[str]) -> str:
+            first = cells[0].ljust(widths[0]) if left else cells[0].rjust(widths[0])
+            return "  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:]))]).rstrip()
+
+        return "\n".join(line(cells) for cells in [names, *rows])
 
 
 class Aggregator:

@@ -1111,8 +1111,7 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         with _refused(args.debug, f"--output {args.output}"):
             est.to_csv(args.output, args.level)
     else:
-        table = est.to_frame(args.level).to_string(index=False, float_format=lambda v: f"{v:.6g}")
-        out.write(table + "\n")
+        out.write(est.to_text(args.level) + "\n")
     if args.state is not None:
         with _refused(args.debug, f"--state {args.state}"):
             agg.save(args.state)

@@ -166,11 +166,23 @@ def _class_key(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _known_classes() -> dict[str, type]:
-    """Every mechanism class ldpkit defines (subclasses of the oracle and Padding-and-Sampling bases)."""
+#: the modules (under ``ldpkit``) that define mechanism classes; ``import ldpkit`` imports none of them
+_FAMILY_MODULES = ("grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "channel_oracle", "idue", "lip")
+
+
+def _known_classes(key: Optional[str] = None) -> dict[str, type]:
+    """Mechanism classes ldpkit defines (subclasses of the oracle and Padding-and-Sampling bases).
+
+    With ``key`` (a stored ``module.Class`` name) only the family module it names is imported
+    first, when it names one, so that rebuilding a GRR does not import IDUE's solvers; the
+    classes of modules imported before are found too.  Without it, every family is imported.
+    A stored name never makes anything but one of ``_FAMILY_MODULES`` be imported.
+    """
     import importlib
 
-    for family in ("idue", "lip"):  # import the families so that their classes exist
+    parts = (key or "").split(".")
+    named = parts[1] if len(parts) > 2 and parts[0] == __package__ and parts[1] in _FAMILY_MODULES else None
+    for family in (named,) if named else _FAMILY_MODULES:  # import the families so that their classes exist
         importlib.import_module(f"{__package__}.{family}")
     from .base import FrequencyOracle
     from .padding import PaddingSampling
@@ -220,8 +232,9 @@ def build_mechanism(config: Any) -> Any:
     """
     if not isinstance(config, dict) or not {"class", "arguments"} <= set(config):
         raise ValueError(f"a stored mechanism must be an object with 'class' and 'arguments', got {config!r}")
-    classes = _known_classes()
-    cls: Any = classes.get(config["class"])
+    cls: Any = _known_classes(str(config["class"])).get(config["class"])
+    if cls is None:  # a class of another module than the one its name starts with: look everywhere
+        cls = _known_classes().get(config["class"])
     if cls is None:
         raise ValueError(f"unknown mechanism class {config['class']!r} (not defined by this ldpkit {__version__})")
     args = decode_value(config["arguments"])

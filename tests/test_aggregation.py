@@ -6,7 +6,8 @@
   state resumes exactly; ``merge`` adds another aggregator's totals; another configuration or
   domain is refused naming what differs.
 * :class:`~ldpkit.aggregation.Estimate`: frequencies, standard errors, intervals with ``z`` from
-  the level, ``to_frame`` and ``to_csv``.
+  the level (the standard library's normal quantile, scipy's to 1e-12), ``to_frame``, ``to_csv``
+  (without pandas, the bytes pandas writes) and ``to_text``.
 * Coverage (statistical, fixed seeds): the 95% intervals of ``Aggregator.estimate()`` cover the
   true counts at a rate within ``Z`` binomial standard errors of 0.95 for GRR, OUE and OUE-PS,
   and the check rejects a named mistake (the PS plug-in variance without its sampling term).
@@ -357,6 +358,59 @@ def test_estimate_frame_and_csv(estimate: Estimate, tmp_path: Path) -> None:
     text = path.read_text().splitlines()
     assert text[1] == "# data: not described" and text[2].startswith("item,estimate,")
     assert "0.95 normal intervals" in text[0]
+
+
+def test_interval_quantile_agrees_with_scipy() -> None:
+    # the quantile comes from the standard library (statistics.NormalDist), so that an estimate
+    # needs no scipy.stats; it must be scipy's to 1e-12 (relative), out to the far tails.  With
+    # counts 0 and se 1 the interval is (-z, z) exactly.
+    unit = Estimate(np.zeros(1), np.ones(1), 1)
+    for level in (1e-9, 0.01, 0.5, 0.68, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999, 1 - 1e-6, 1 - 1e-12):
+        lo, hi = unit.interval(level)
+        z = float(norm.ppf(0.5 + level / 2))
+        assert math.isclose(float(hi[0]), z, rel_tol=1e-12) and float(lo[0]) == -float(hi[0]), level
+
+
+def test_csv_is_the_bytes_pandas_writes(tmp_path: Path) -> None:
+    import pandas as pd
+
+    # labels that need quoting, a NaN, an infinity, a negative zero, tiny and huge values
+    odd = Estimate(np.array([1.0, -0.0, 123456789012.5, 1 / 3]), np.array([np.nan, 1e-20, np.inf, 2.0]), 7,
+                   labels=("a,b", 'say "hi"', "plain", " spaced"), mechanism="GRR(d=4, epsilon=1.0)",
+                   data=("odd values",))
+    plain = Estimate(np.array([3.5, 1.25, 2.0]), np.array([4.0, 1.0, 0.25]), 7)
+    for est in (odd, plain):
+        for level in (0.95, 0.9):
+            ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
+            est.to_csv(ours, level)
+            head = ours.read_text().splitlines(keepends=True)[: 1 + max(1, len(est.data))]
+            with open(theirs, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write("".join(head))
+                est.to_frame(level).to_csv(fh, index=False, float_format="%.10g")
+            assert ours.read_bytes() == theirs.read_bytes()
+            back = pd.read_csv(ours, comment="#")
+            assert list(back.columns) == list(est.to_frame(level).columns) and len(back) == est.counts.size
+
+
+def test_text_table(estimate: Estimate) -> None:
+    frame = estimate.to_frame(0.9)
+    lines = estimate.to_text(0.9).split("\n")
+    assert len(lines) == 1 + 4 and lines[0].split() == list(frame.columns)
+    # every row: the label left-aligned under its header, each number right-aligned under its header
+    # and equal to the table's value at six significant digits
+    for row, (_, want) in zip(lines[1:], frame.iterrows()):
+        assert row.startswith(want["label"] + " ")
+        cells = row.split()
+        assert cells[0] == want["label"]
+        for name, cell in zip(frame.columns[1:], cells[1:]):
+            assert cell == f"{want[name]:.6g}", (name, cell)
+            end = lines[0].index(name) + len(name)
+            assert row[:end].endswith(cell) and row[end:end + 1] in ("", " "), (name, row)
+    # without labels: item numbers; a NaN is shown as nan
+    plain = Estimate(np.array([1.0, np.nan]), np.array([4.0, 1.0]), 2).to_text()
+    assert plain.split("\n")[0].split()[0] == "item" and plain.split("\n")[2].split()[:2] == ["1", "nan"]
+    with pytest.raises(ValueError, match="confidence level in"):
+        estimate.to_text(1.0)
 
 
 # ============================================================================ coverage

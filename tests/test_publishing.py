@@ -7,7 +7,11 @@
   bibliography.
 * ``environment.yml`` lists the same dependencies as ``pyproject.toml``; ``requirements-lock.txt``
   pins every one of them.
-* ``import ldpkit`` leaves the dataset and experiment machinery unloaded.
+* ``import ldpkit`` loads no submodule of ldpkit and not numpy (every public name is imported on
+  first use), ``from ldpkit import GRR`` leaves the other families' solvers unloaded, and the
+  command line's ``--help`` and ``estimate`` paths leave pandas, ``scipy.stats`` and matplotlib
+  unloaded (issue 33: start-up).  These tests assert on what is imported, not on time
+  (``benchmarks/startup.py`` measures the time).
 """
 
 from __future__ import annotations
@@ -309,11 +313,17 @@ def test_lock_file_pins_every_declared_dependency() -> None:
 # --------------------------------------------------------------------------------- lazy import
 
 LAZY = ("ldpkit.datasets", "ldpkit.experiments", "ldpkit.metrics", "pooch", "pandas", "matplotlib")
+#: what the estimate command must not load for a GRR report file: pandas (the table and the CSV are
+#: written without it), scipy.stats (the normal quantile is the standard library's), matplotlib,
+#: and the families whose solvers a GRR does not need
+NOT_FOR_ESTIMATE = ("pandas", "scipy.stats", "scipy.optimize", "matplotlib", "ldpkit.idue", "ldpkit.lip",
+                    "ldpkit.datasets", "ldpkit.experiments")
 
 _PROBE = """
 import json, sys
 import ldpkit
 loaded = [m for m in {lazy!r} if m in sys.modules]
+bare = sorted(m for m in sys.modules if m.startswith(("ldpkit.", "numpy")))
 dir_ok = all(name in dir(ldpkit) for name in ldpkit.__all__)
 try:
     ldpkit.no_such_attribute
@@ -323,19 +333,106 @@ except AttributeError as exc:
 n_datasets = len(ldpkit.datasets.DATASETS)
 metrics = ldpkit.metrics.__name__
 missing = [name for name in ldpkit.__all__ if not hasattr(ldpkit, name)]
-print(json.dumps(dict(loaded=loaded, dir_ok=dir_ok, unknown=unknown, n_datasets=n_datasets,
+print(json.dumps(dict(loaded=loaded, bare=bare, dir_ok=dir_ok, unknown=unknown, n_datasets=n_datasets,
                       metrics=metrics, missing=missing, datasets_now="ldpkit.datasets" in sys.modules)))
 """
 
 
-def test_import_ldpkit_leaves_the_heavy_machinery_unloaded() -> None:
+def _fresh(code: str) -> Any:
+    """What ``code`` prints last (a JSON line), run in a fresh interpreter from the repository root."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    out = subprocess.run([sys.executable, "-c", _PROBE.format(lazy=LAZY)], capture_output=True, text=True,
-                         check=True, env=env, cwd=REPO).stdout
-    result = json.loads(out)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         cwd=REPO).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_import_ldpkit_leaves_the_heavy_machinery_unloaded() -> None:
+    result = _fresh(_PROBE.format(lazy=LAZY))
     assert result["loaded"] == [], f"import ldpkit loaded {result['loaded']}"
+    bare = result["bare"]
+    assert bare == [], f"import ldpkit loaded {len(bare)} modules ({', '.join(bare[:6])}, ...): every public name loads on first use"
     assert result["dir_ok"], "dir(ldpkit) must list every name of __all__"
     assert result["unknown"] == "module 'ldpkit' has no attribute 'no_such_attribute'"
     assert result["n_datasets"] > 0 and result["datasets_now"]
     assert result["metrics"] == "ldpkit.metrics"
     assert result["missing"] == []
+
+
+_NAMES_PROBE = """
+import json, sys
+import ldpkit
+# the submodules that import ldpkit used to load still resolve as attributes, on first access
+submodules = [m for m in ("base", "channels", "grr", "unary", "reports", "sets", "channel_oracle", "_validation")
+              if getattr(ldpkit, m).__name__ == "ldpkit." + m]
+# a class or function is the object its module defines
+defined = [name for name in ldpkit.__all__ if isinstance(getattr(ldpkit, name), type)
+           and getattr(sys.modules[getattr(ldpkit, name).__module__], name) is not getattr(ldpkit, name)]
+namespace = {{}}
+exec("from ldpkit import *", namespace)
+print(json.dumps(dict(submodules=submodules, defined=defined, star=sorted(set(namespace) - {{"__builtins__"}}))))
+"""
+
+
+def test_every_public_name_resolves_on_first_use() -> None:
+    result = _fresh(_NAMES_PROBE.format())
+    assert result["submodules"] == ["base", "channels", "grr", "unary", "reports", "sets", "channel_oracle",
+                                    "_validation"]
+    assert result["defined"] == []
+    assert result["star"] == sorted(ldpkit.__all__)
+
+
+_ONE_FAMILY_PROBE = """
+import json, sys
+from ldpkit import GRR
+GRR(4, 1.0).estimate(GRR(4, 1.0).perturb([0, 1, 2, 3], rng=0))
+print(json.dumps([m for m in {heavy!r} if m in sys.modules]))
+"""
+
+
+def test_one_family_loads_without_the_others() -> None:
+    assert _fresh(_ONE_FAMILY_PROBE.format(heavy=NOT_FOR_ESTIMATE)) == []
+
+
+_ESTIMATE_PROBE = """
+import contextlib, io, json, sys
+from ldpkit.cli import main
+status = []
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    status.append(main(["estimate", {reports!r}]))
+    status.append(main(["estimate", {reports!r}, "--output", {csv!r}, "--state", {state!r}, "--level", "0.9"]))
+print(json.dumps(dict(status=status, table=out.getvalue().splitlines()[0].split(),
+                      loaded=[m for m in {heavy!r} if m in sys.modules])))
+"""
+
+_HELP_PROBE = """
+import contextlib, io, json, sys
+from ldpkit.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(["--help"])
+print(json.dumps(dict(status=status, loaded=sorted({m.split(".")[0] for m in sys.modules} &
+                                                  {"numpy", "scipy", "pandas", "matplotlib"}))))
+"""
+
+
+@pytest.mark.parametrize("suffix", [".ldpr", ".csv"])
+def test_command_line_estimate_loads_neither_pandas_nor_scipy_stats(suffix: str, tmp_path: Any) -> None:
+    import numpy as np
+
+    from ldpkit.domain import Domain
+    from ldpkit.grr import GRR
+    from ldpkit.reportio import save_reports
+
+    grr = GRR(5, 1.0)
+    reports = tmp_path / f"day1{suffix}"
+    save_reports(reports, grr.perturb(np.arange(200) % 5, rng=1), grr, domain=Domain(list("abcde")), data="probe")
+    csv, state = tmp_path / "estimate.csv", tmp_path / "state.json"
+    result = _fresh(_ESTIMATE_PROBE.format(reports=str(reports), csv=str(csv), state=str(state),
+                                           heavy=NOT_FOR_ESTIMATE))
+    assert result["status"] == [0, 0] and result["table"][:3] == ["label", "estimate", "se"]
+    assert csv.read_text().splitlines()[2].startswith("label,estimate,se,") and state.is_file()
+    assert result["loaded"] == [], f"ldpkit estimate loaded {result['loaded']}"
+
+
+def test_command_line_help_loads_no_numerical_library() -> None:
+    result = _fresh(_HELP_PROBE)
+    assert result == {"status": 0, "loaded": []}
