@@ -56,7 +56,8 @@ def _memmap(items: np.ndarray, path: Path) -> np.memmap:
 def test_every_single_item_family_is_covered() -> None:
     """The registry's single-item families all appear (a new family is picked up automatically)."""
     names = {name.rsplit("-", 1)[0] for name in IDS}
-    assert {"GRR", "OUE", "RAPPOR", "UE", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE", "LIP", "Channel"} <= names
+    assert {"GRR", "OUE", "RAPPOR", "UE", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2",
+            "LIP-kary", "LIP-binary", "Channel"} <= names
 
 
 # ---------------------------------------------------------------------------- (1) chunk-size invariance
