@@ -68,6 +68,16 @@ def test_every_builtin_family_is_declared_once_in_its_module() -> None:
     assert get_family("KRR").name == "GRR" and get_family("SUE").name == "RAPPOR" and get_family("IDUE").name == "IDUE-opt0"
 
 
+def test_each_family_states_its_own_sweeps() -> None:
+    """The budget sweeps the robustness tests run, each stated by the family it builds."""
+    sweeps = {f.name: [s.name for s in f.budget_sweeps()] for f in families() if f.name in BUILTIN}
+    assert sweeps == {
+        "GRR": ["GRR"], "RAPPOR": ["RAPPOR"], "OUE": ["OUE"], "UE": ["UnaryEncoding"], "OLH": ["OLH", "OLH(g=3)"],
+        "HR": ["HR"], "FHR": ["FHR"], "uRR": ["URR"], "IPRR": ["IPRR"], "IDUE-opt0": ["IDUE-opt0"],
+        "IDUE-opt1": ["IDUE-opt1"], "IDUE-opt2": ["IDUE-opt2"], "LIP-kary": [], "LIP-binary": ["BinaryRR-LIP"],
+        "OUE-PS": ["OUE-PS"], "RAPPOR-PS": ["RAPPOR-PS"], "IDUE-PS": ["IDUE-PS"], "Channel": ["ChannelOracle"]}
+
+
 def test_every_family_states_the_report_kind_of_its_members() -> None:
     kinds = {c.kind for c in registered_codecs()}
     for fam in families():

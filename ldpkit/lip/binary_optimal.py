@@ -348,6 +348,6 @@ def _applies(c: Contract) -> Optional[str]:
 
 register_family(Family(
     "LIP-binary", "jiang2018lip", BinaryRR, _examples, "binary randomised response, the LIP optimum under a prior",
-    at_budget=_at_budget, parameter="LIP epsilon under the promise's prior (uniform if none)", context=("prior",),
+    reports="item", sweeps=_sweeps, at_budget=_at_budget, parameter="LIP epsilon under the promise's prior (uniform if none)", context=("prior",),
     hi=30.0, optimiser=_optimiser, applies=_applies,
     audit_skip="binary randomised response: two items, the audits take four", order=101))
