@@ -1,4 +1,4 @@
-"""One named registry, shared by the kit's registries of mechanism families and calibration families.
+"""One named registry, shared by the kit's registries of mechanism families and of report codecs.
 
 Entries keep their registration order; a name can be registered once; an unknown name is refused
 with the close matches (or the registered names) in the message.

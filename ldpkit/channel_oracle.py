@@ -32,6 +32,8 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
+    EPS_MAX,
+    EPS_MIN,
     MAX_USERS,
     ArgumentTypeError,
     check_counts,
@@ -44,6 +46,7 @@ from ._validation import (
 from .accountant import Guarantee
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel
+from .family import BudgetSweep, Family, register_family
 from .reports import ItemReports, array_digest, check_source
 from .postprocess import EMResult, em_estimate
 
@@ -244,3 +247,33 @@ class ChannelOracle(FrequencyOracle[ItemReports]):
         eps = "inf" if math.isinf(self.epsilon) else f"{self.epsilon:.6g}"
         return f"{type(self).__name__}(d={self.d}, k={self.n_outputs}, epsilon={eps})"
 
+
+
+# ---------------------------------------------------------------------------- the family
+def _examples() -> tuple[ChannelOracle, ...]:
+    # each declares a budget stated by hand (log 2.5 and log 6, the largest ratios in a column)
+    return (
+        ChannelOracle([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]], epsilon=math.log(2.5)),
+        ChannelOracle([[0.6, 0.1, 0.2, 0.1], [0.1, 0.6, 0.1, 0.2], [0.2, 0.2, 0.3, 0.3]], epsilon=math.log(6)),
+    )
+
+
+def _grr_matrix(d: int, eps: float) -> np.ndarray:
+    """GRR's channel matrix written with e^-eps (no overflow), for the explicit-channel sweep."""
+    tail = math.exp(-eps)
+    p = 1.0 / (1.0 + (d - 1) * tail)
+    m = np.full((d, d), tail * p)
+    np.fill_diagonal(m, p)
+    return m
+
+
+def _sweeps() -> tuple[BudgetSweep, ...]:
+    # beyond EPS_MAX the matrix is the identity (e^-eps underflows): it then states no budget
+    return (BudgetSweep("ChannelOracle",
+                        lambda e: ChannelOracle(_grr_matrix(3, e), epsilon=e if e <= EPS_MAX else math.inf),
+                        EPS_MIN, EPS_MAX, "item", budget_range=False, refusal=r"rank 1 < 3 inputs"),)
+
+
+register_family(Family(
+    "Channel", "kairouz2016discrete", ChannelOracle, _examples, "any explicit finite channel", sweeps=_sweeps,
+    audit_skip="any explicit channel: audited through from_channel in the mutation tests", order=120))

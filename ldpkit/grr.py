@@ -12,9 +12,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import check_domain_size, check_epsilon, check_items
+from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
+from .family import BudgetSweep, Family, register_family
 from .reports import ItemReports
 
 __all__ = ["GRR", "KRR"]
@@ -95,3 +96,18 @@ class GRR(ItemReportOracle):
 #: k-ary randomised response: the name the LDP literature (and other libraries) give GRR; the same
 #: class, so its reports and provenance say ``GRR``
 KRR = GRR
+
+
+# ---------------------------------------------------------------------------- the family
+def _examples() -> tuple[GRR, ...]:
+    return (GRR(2, 0.5), GRR(5, 1.0), GRR(4, 3.0))
+
+
+def _sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("GRR", lambda e: GRR(4, e), EPS_MIN, EPS_MAX, "item",
+                        variants=(("GRR(d=5)", lambda: GRR(5, 1.0)),)),)
+
+
+register_family(Family(
+    "GRR", "wang2017locally", GRR, _examples, "generalised randomised response", sweeps=_sweeps,
+    at_budget=lambda d, t: GRR(d, t), hi=50.0, aliases=("KRR",), audit="GRR(d, eps)", order=10))

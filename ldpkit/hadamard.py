@@ -108,6 +108,8 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
+    EPS_MAX,
+    EPS_MIN,
     MAX_USERS,
     ArgumentTypeError,
     check_counts,
@@ -122,7 +124,8 @@ from ._validation import (
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle
 from .channels import HadamardChannel
-from .reports import ItemReports, Provenance, check_source
+from .family import BudgetSweep, Family, register_family
+from .reports import ItemReports, Provenance, ReportCodec, check_source
 
 __all__ = [
     "FHR",
@@ -676,3 +679,39 @@ class FHR(FrequencyOracle[PairReports]):
         minus_sides[1 : self.d + 1, 0], minus_sides[1 : self.d + 1, 1] = rev, kept
         total = hadamard_placements(plus_sides, rng) - hadamard_placements(minus_sides, rng)
         return fwht(total)[1 : self.d + 1] // 2
+
+
+# ---------------------------------------------------------------------------- report files and the families
+# the codec of FHR's position pairs, with the Hadamard order K
+PAIR_CODEC = ReportCodec(
+    "pair", PairReports, (("plus", "<i8", True), ("minus", "<i8", True)), lambda r: {"K": int(r.K)},
+    lambda r: (np.asarray(r.plus, dtype=np.int64), np.asarray(r.minus, dtype=np.int64)),
+    lambda cols, meta, src: PairReports(cols[0], cols[1], int(meta["K"]), src))
+
+
+def _hr_examples() -> tuple[HR, ...]:
+    return (HR(3, 0.5), HR(5, 1.0), HR(4, 3.0))
+
+
+def _fhr_examples() -> tuple[FHR, ...]:
+    return (FHR(3, 0.5), FHR(5, 1.0), FHR(4, 3.0))
+
+
+def _hr_sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("HR", lambda e: HR(4, e), EPS_MIN, EPS_MAX, "item",
+                        variants=(("HR(d=5)", lambda: HR(5, 1.0)),)),)
+
+
+def _fhr_sweeps() -> tuple[BudgetSweep, ...]:
+    # FHR reports are (plus, minus) position pairs: a report family of their own
+    return (BudgetSweep("FHR", lambda e: FHR(4, e), EPS_MIN, EPS_MAX, "pair", eps_arg="fldp_epsilon",
+                        variants=(("FHR(d=5)", lambda: FHR(5, 1.0)),)),)
+
+
+register_family(Family(
+    "HR", "acharya2019hadamard", HR, _hr_examples, "Hadamard Response (basic, K outputs)", sweeps=_hr_sweeps,
+    at_budget=lambda d, t: HR(d, t), hi=50.0, audit="HR(d, eps)", order=50))
+register_family(Family(
+    "FHR", "zhao2022fldp", FHR, _fhr_examples, "flexible Hadamard response (FLDP)", reports="pair", codec=PAIR_CODEC,
+    sweeps=_fhr_sweeps, at_budget=lambda d, t: FHR(d, t), hi=50.0,
+    audit_skip="no finite LDP epsilon (an output rules an input out), so no exact value to approach", order=60))

@@ -49,6 +49,7 @@ from ._validation import (
 from .accountant import Guarantee
 from .base import ItemReportOracle, item_report_mle
 from .channels import ExplicitChannel
+from .family import BudgetSweep, Family, register_family
 from .reports import ItemReports
 
 __all__ = ["IPRR", "MAX_EXPLICIT_D", "iprr_pairwise_log_ratio", "iprr_parameters", "mle_keep_or_resample"]
@@ -304,3 +305,30 @@ class IPRR(ItemReportOracle):
         # renormalise and clip: rounding can leave a lone support point at 1 + 2e-16, which
         # the loss functions (rightly) reject as a probability
         return np.minimum(p / p.sum(), 1.0)
+
+
+# ---------------------------------------------------------------------------- the family
+def _examples() -> tuple[IPRR, ...]:
+    inf = float("inf")
+    return (IPRR([0.1, 0.5, 1.0, inf, inf]), IPRR([0.5, 2.0, 2.0, 4.0]), IPRR([1.0, inf]))
+
+
+def _sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("IPRR", lambda e: IPRR([e, e, math.inf]), EPS_MIN, EPS_MAX, "item", eps_arg="budgets",
+                        scalar_budget=False, variants=(("IPRR([1, 2, inf])", lambda: IPRR([1.0, 2.0, math.inf])),)),)
+
+
+def _at_budget(d: int, t: float, budgets: Any = None) -> IPRR:
+    """IPRR at ``t`` times the per-item ``budgets`` (``inf``: a non-sensitive item)."""
+    if budgets is None:
+        raise ValueError("IPRR is built from per-item budgets: pass budgets (one per item)")
+    e = np.asarray(budgets, dtype=float)
+    if e.shape != (d,):
+        raise ValueError(f"budgets must hold one budget per item ({d}), got shape {e.shape}")
+    return IPRR(t * e)
+
+
+register_family(Family(
+    "IPRR", "li2023ipldp", IPRR, _examples, "item-oriented personalised randomised response", sweeps=_sweeps,
+    at_budget=_at_budget, parameter="multiple of the promise's per-item budgets", context=("budgets",), hi=50.0,
+    initial=lambda c: 1.0, audit="IPRR with budgets (eps/2, eps, eps, eps)", order=80))

@@ -53,6 +53,8 @@ from numpy.typing import ArrayLike
 from ._rng import RNGLike, as_generator
 from ._sampling import chunk_rows
 from ._validation import (
+    EPS_MAX,
+    EPS_MIN,
     MAX_USERS,
     ArgumentTypeError,
     check_domain_size,
@@ -64,7 +66,8 @@ from ._validation import (
 )
 from .base import SupportOracle
 from .channels import ExplicitChannel
-from .reports import Provenance, check_source
+from .family import BudgetSweep, Family, register_family
+from .reports import Provenance, ReportCodec, check_source
 
 __all__ = ["HashedReports", "OLH", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
 
@@ -438,3 +441,31 @@ class OLH(SupportOracle[HashedReports]):
             )
         items = np.repeat(np.arange(self.d), counts)
         return self.aggregate(self.perturb(items, rng))
+
+
+# ---------------------------------------------------------------------------- report files and the family
+# the codec of hashed reports: each user's seed and reported bucket, with the hash range g
+HASHED_CODEC = ReportCodec(
+    "hashed", HashedReports, (("seed", "<u8", False), ("value", "<i8", True)), lambda r: {"g": int(r.g)},
+    lambda r: (np.asarray(r.seeds, dtype=np.uint64), np.asarray(r.values, dtype=np.int64)),
+    lambda cols, meta, src: HashedReports(cols[0], cols[1], int(meta["g"]), src))
+
+
+def _examples() -> tuple[OLH, ...]:
+    return (OLH(5, 1.0), OLH(4, 0.5, g=3))
+
+
+def _sweeps() -> tuple[BudgetSweep, ...]:
+    # OLH channels grow with g = round(e^eps + 1) up to 2**24 cells (eps >= 13.9): verified up to 5 and at hi
+    return (BudgetSweep("OLH", lambda e: OLH(4, e), EPS_MIN, EPS_MAX, "hashed", verify_max=5.0, cheap=False,
+                        variants=(("OLH(d=5)", lambda: OLH(5, 1.0)),)),
+            BudgetSweep("OLH(g=3)", lambda e: OLH(4, e, g=3), EPS_MIN, EPS_MAX, "hashed"))
+
+
+def _at_budget(d: int, t: float, g: Optional[int] = None) -> OLH:
+    return OLH(d, t, g)
+
+
+register_family(Family(
+    "OLH", "wang2017locally", OLH, _examples, "optimised local hashing", reports="hashed", codec=HASHED_CODEC,
+    sweeps=_sweeps, at_budget=_at_budget, context=("g",), hi=50.0, audit="OLH(d, eps)", order=40))

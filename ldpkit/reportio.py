@@ -23,11 +23,13 @@ Two encodings (the format is documented in the tutorial chapter, :ref:`sec-tutor
   as a string of ``d`` zeros and ones), and a last line ``# end {"n": ...}``.  ``pandas.read_csv(path,
   comment="#")`` reads the reports.
 
-The report types are registered (:func:`register_report_codec`): ``item``
+The report types are registered codecs (:class:`~ldpkit.reports.ReportCodec`): ``item``
 (:class:`~ldpkit.reports.ItemReports`), ``unary`` (:class:`~ldpkit.unary.UnaryReports`), ``hashed``
-(:class:`~ldpkit.olh.HashedReports`) and ``pair`` (:class:`~ldpkit.hadamard.PairReports`); a new
-report type adds one codec, and every registered family's round trip is checked by the contract
-test.
+(:class:`~ldpkit.olh.HashedReports`) and ``pair`` (:class:`~ldpkit.hadamard.PairReports`).  A family
+that introduces a report type declares its codec (:class:`ldpkit.family.Family`, ``codec``).  A
+file stores the mechanism's class and family, and only the classes of registered families are
+rebuilt; saving a mechanism whose class no registered family declares is refused, so that what
+is written can be read.  Every registered family's round trip is checked by the contract test.
 
 Examples
 --------
@@ -65,10 +67,19 @@ from typing import Any, Optional
 import numpy as np
 
 from . import __version__
-from ._registry import Registry
 from ._validation import ArgumentTypeError
 from .domain import Domain
-from .reports import ItemReports, Provenance, source_of
+from .family import families, family_of, load_module
+from .reports import (
+    BLOCK_REPORTS,
+    Provenance,
+    ReportCodec,
+    codec_for,
+    register_report_codec,
+    source_of,
+    unregister_report_codec,
+)
+from .reports import registered_codecs as _all_codecs
 
 __all__ = [
     "BLOCK_REPORTS",
@@ -96,8 +107,6 @@ _MAGIC = b"LDPKREPS"
 _BLOCK = b"BLK1"
 _END = b"END1"
 _END_SIZE = 4 + 8 + 8 + 4  # tag, total reports, number of blocks, CRC-32 of the header
-#: reports per block written by :func:`save_reports` (about 125 MB for OUE at d = 1000)
-BLOCK_REPORTS = 1_000_000
 _CSV_HEAD = "# ldpkit-reports "
 _CSV_END = "# end "
 
@@ -166,63 +175,58 @@ def _class_key(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-#: the modules (under ``ldpkit``) that define mechanism classes; ``import ldpkit`` imports none of them
-_FAMILY_MODULES = ("grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "channel_oracle", "idue", "lip")
+def _readable_classes(key: Optional[str] = None) -> dict[str, type]:
+    """Class key -> class, for the class of every registered family (what a file may name).
 
-
-def _known_classes(key: Optional[str] = None) -> dict[str, type]:
-    """Mechanism classes ldpkit defines (subclasses of the oracle and Padding-and-Sampling bases).
-
-    With ``key`` (a stored ``module.Class`` name) only the family module it names is imported
-    first, when it names one, so that rebuilding a GRR does not import IDUE's solvers; the
-    classes of modules imported before are found too.  Without it, every family is imported.
-    A stored name never makes anything but one of ``_FAMILY_MODULES`` be imported.
+    With ``key`` (a stored ``module.Class`` name) only the kit's module it names is imported first
+    (:func:`ldpkit.family.load_module`: only a module that registers a family), so that rebuilding a
+    GRR does not import IDUE's solvers; without it, or when that module does not declare the class,
+    every family module is discovered.
     """
-    import importlib
-
-    parts = (key or "").split(".")
-    named = parts[1] if len(parts) > 2 and parts[0] == __package__ and parts[1] in _FAMILY_MODULES else None
-    for family in (named,) if named else _FAMILY_MODULES:  # import the families so that their classes exist
-        importlib.import_module(f"{__package__}.{family}")
-    from .base import FrequencyOracle
-    from .padding import PaddingSampling
-
-    out: dict[str, type] = {}
-    stack: list[type] = [FrequencyOracle, PaddingSampling]
-    while stack:
-        cls = stack.pop()
-        if cls.__module__.split(".")[0] == "ldpkit":
-            out[_class_key(cls)] = cls
-        stack.extend(cls.__subclasses__())
-    return out
+    if key is not None and load_module(key.rpartition(".")[0]):
+        found = {_class_key(f.mechanism): f.mechanism for f in families(discover=False)}
+        if key in found:
+            return found
+    return {_class_key(f.mechanism): f.mechanism for f in families()}
 
 
 def mechanism_config(mechanism: Any) -> dict[str, Any]:
-    """The JSON-ready record that rebuilds ``mechanism``: its class, arguments and provenance.
+    """The JSON-ready record that rebuilds ``mechanism``: its class, its family, arguments and provenance.
 
     Raises
     ------
     NotImplementedError
         When the family does not state its arguments (:meth:`~ldpkit.base.FrequencyOracle.arguments`).
+    ValueError
+        When no registered family declares the mechanism's class (:func:`ldpkit.family.register_family`):
+        a reader could not rebuild it, so it is refused before anything is written.
 
     Examples
     --------
     >>> from ldpkit import GRR
     >>> from ldpkit.reportio import build_mechanism, mechanism_config
     >>> cfg = mechanism_config(GRR(4, 1.0))
-    >>> cfg["class"], cfg["arguments"]
-    ('ldpkit.grr.GRR', {'d': 4, 'epsilon': 1.0})
+    >>> cfg["class"], cfg["family"], cfg["arguments"]
+    ('ldpkit.grr.GRR', 'GRR', {'d': 4, 'epsilon': 1.0})
     >>> build_mechanism(cfg)
     GRR(d=4, epsilon=1)
     """
     args = mechanism.arguments()
-    return {"class": _class_key(type(mechanism)), "arguments": encode_value(args), "provenance": encode_value(mechanism.provenance)}
+    family = family_of(mechanism)
+    if family is None:
+        raise ValueError(f"cannot store a {_class_key(type(mechanism))} mechanism: no registered family declares its "
+                         "class, so a reader could not rebuild it; register its family "
+                         "(ldpkit.family.register_family) in the module that defines it")
+    return {"class": _class_key(type(mechanism)), "family": family.name, "arguments": encode_value(args),
+            "provenance": encode_value(mechanism.provenance)}
 
 
 def build_mechanism(config: Any) -> Any:
     """Rebuild a mechanism from :func:`mechanism_config`, checking that it has the stored provenance.
 
-    Only classes defined by ldpkit are built (a file cannot name arbitrary code).
+    Only the classes of registered families (:func:`ldpkit.family.families`) are built: a file
+    cannot name arbitrary code, and no module named by a file is imported.  A family defined
+    outside ldpkit is readable once the module that registers it is imported.
 
     Raises
     ------
@@ -232,11 +236,12 @@ def build_mechanism(config: Any) -> Any:
     """
     if not isinstance(config, dict) or not {"class", "arguments"} <= set(config):
         raise ValueError(f"a stored mechanism must be an object with 'class' and 'arguments', got {config!r}")
-    cls: Any = _known_classes(str(config["class"])).get(config["class"])
-    if cls is None:  # a class of another module than the one its name starts with: look everywhere
-        cls = _known_classes().get(config["class"])
+    cls: Any = _readable_classes(str(config["class"])).get(config["class"])
     if cls is None:
-        raise ValueError(f"unknown mechanism class {config['class']!r} (not defined by this ldpkit {__version__})")
+        family = config.get("family")
+        why = (f"its family {family!r} is not registered in this process: import the module that registers it"
+               if isinstance(family, str) else f"no family registered with this ldpkit {__version__} declares it")
+        raise ValueError(f"unknown mechanism class {config['class']!r} ({why})")
     args = decode_value(config["arguments"])
     try:
         mech = cls.from_arguments(args)
@@ -255,151 +260,21 @@ def build_mechanism(config: Any) -> Any:
 
 
 # ============================================================================ report codecs
-@dataclass(frozen=True)
-class ReportCodec:
-    """How one report type is written to and read from files.
-
-    Attributes
-    ----------
-    kind
-        Name stored in files (``"item"``, ``"unary"``, ...).
-    type
-        The report class.
-    columns
-        ``(name, dtype, narrow)`` of each column: its canonical numpy type, and whether integer
-        values may be stored in the narrowest unsigned type that holds them.
-    meta
-        ``reports -> dict`` of the scalars besides the columns (``d``, ``g``, ``K``).
-    to_columns
-        ``reports -> tuple of arrays`` (first axis: reports), in the order of ``columns``.
-    build
-        ``(columns, meta, source) -> reports``.
-    csv_format, csv_parse
-        Optional conversions of a column to and from CSV text (default: integers as text, a
-        row of a 2-d column as integers separated by spaces).
-    widths
-        ``meta -> width of each column``: ``None`` for a 1-d column (one value per report), an
-        integer ``w`` for a 2-d column of ``w`` values per report (default: every column 1-d).
-    """
-
-    kind: str
-    type: type
-    columns: tuple[tuple[str, str, bool], ...]
-    meta: Callable[[Any], dict[str, Any]]
-    to_columns: Callable[[Any], tuple[np.ndarray, ...]]
-    build: Callable[[tuple[np.ndarray, ...], dict[str, Any], Optional[Provenance]], Any]
-    csv_format: Optional[Callable[[np.ndarray, dict[str, Any]], list[str]]] = None
-    csv_parse: Optional[Callable[[list[str], dict[str, Any]], np.ndarray]] = None
-    widths: Optional[Callable[[dict[str, Any]], tuple[Optional[int], ...]]] = None
-
-    def column_widths(self, meta: dict[str, Any]) -> tuple[Optional[int], ...]:
-        """Width of each column for reports with ``meta`` (``None``: one value per report)."""
-        return (None,) * len(self.columns) if self.widths is None else tuple(self.widths(meta))
-
-    def csv_rows(self, meta: dict[str, Any]) -> int:
-        """Reports per CSV batch: about 16 MB of text (8 characters per stored byte), at most :data:`BLOCK_REPORTS`."""
-        row_bytes = sum(np.dtype(dtype).itemsize * (1 if w is None else int(w))
-                        for (_, dtype, _), w in zip(self.columns, self.column_widths(meta)))
-        return max(1, min(BLOCK_REPORTS, 2**24 // (8 * row_bytes)))
-
-
-_CODECS: Registry[ReportCodec] = Registry("report codec")
-
-
-def register_report_codec(codec: ReportCodec) -> ReportCodec:
-    """Add a report type (an existing kind is an error); returns ``codec``."""
-    if not isinstance(codec, ReportCodec):
-        raise ArgumentTypeError(f"expected a ReportCodec, got {codec!r}")
-    return _CODECS.add(codec.kind, codec)
-
-
-def unregister_report_codec(kind: str) -> None:
-    """Remove a report type (tests that register their own clean up with this)."""
-    _CODECS.remove(kind)
-
-
 def registered_codecs() -> tuple[ReportCodec, ...]:
-    """Every registered report type."""
-    _register_builtin()
-    return _CODECS.values()
+    """Every registered report type (those of every registered family included)."""
+    families()  # the first look-up imports every module that registers a family, and so its codec
+    return _all_codecs()
 
 
-def codec_for(reports: Any) -> ReportCodec:
-    """The codec of a report container (the most specific registered type it is an instance of).
-
-    A plain 1-d integer array counts as single-item reports built by hand (``item``).
-    """
-    for codec in registered_codecs():
-        if type(reports) is codec.type:
-            return codec
-    for codec in registered_codecs():
-        if isinstance(reports, codec.type):
-            return codec
-    if isinstance(reports, np.ndarray) and reports.ndim == 1 and reports.dtype.kind in "iu":
-        return _CODECS.get("item")  # hand-built single-item reports: a plain integer array
-    kinds = ", ".join(c.type.__name__ for c in registered_codecs())
-    raise ArgumentTypeError(f"no report file format for {type(reports).__name__} (known: {kinds})")
-
-
-def _codec_named(kind: Any, path: str) -> ReportCodec:
-    for codec in registered_codecs():
-        if codec.kind == kind:
-            return codec
-    raise ReportFileError(f"{path}: unknown report kind {kind!r} (this ldpkit reads {[c.kind for c in registered_codecs()]})")
-
-
-def _bits_to_text(bits: np.ndarray, meta: dict[str, Any]) -> list[str]:
-    d = int(meta["d"])
-    dense = np.unpackbits(bits, axis=1, count=d)
-    dense += ord("0")
-    raw = dense.tobytes().decode("ascii")
-    return [raw[i:i + d] for i in range(0, len(raw), d)]
-
-
-def _text_to_bits(text: list[str], meta: dict[str, Any]) -> np.ndarray:
-    d = int(meta["d"])
-    bad = next((i for i, t in enumerate(text) if len(t) != d), None)
-    codes = None
-    if bad is None:
-        codes = np.frombuffer("".join(text).encode("ascii", "replace"), dtype=np.uint8).reshape(len(text), d)
-        wrong = np.flatnonzero(((codes != ord("0")) & (codes != ord("1"))).any(axis=1))
-        bad = int(wrong[0]) if wrong.size else None
-    if bad is not None:
-        raise ValueError(f"report {bad} is {text[bad][:40]!r}, not {d} zeros and ones")
-    assert codes is not None
-    return np.packbits(codes == ord("1"), axis=1)
-
-
-_BUILTIN_DONE = False
-
-
-def _register_builtin() -> None:
-    """Register the four report types of ldpkit's families (imported lazily)."""
-    global _BUILTIN_DONE
-    if _BUILTIN_DONE:
-        return
-    _BUILTIN_DONE = True
-    from .hadamard import PairReports
-    from .olh import HashedReports
-    from .unary import UnaryReports
-
-    register_report_codec(ReportCodec(
-        "item", ItemReports, (("report", "<i8", True),), lambda r: {},
-        lambda r: (np.asarray(r).view(np.ndarray).astype(np.int64, copy=False).reshape(-1),),
-        lambda cols, meta, src: ItemReports(cols[0], src)))
-    register_report_codec(ReportCodec(
-        "unary", UnaryReports, (("bits", "|u1", False),), lambda r: {"d": int(r.d)},
-        lambda r: (r.bits,),
-        lambda cols, meta, src: UnaryReports(cols[0], int(meta["d"]), src),
-        _bits_to_text, _text_to_bits, lambda meta: ((int(meta["d"]) + 7) // 8,)))
-    register_report_codec(ReportCodec(
-        "hashed", HashedReports, (("seed", "<u8", False), ("value", "<i8", True)), lambda r: {"g": int(r.g)},
-        lambda r: (np.asarray(r.seeds, dtype=np.uint64), np.asarray(r.values, dtype=np.int64)),
-        lambda cols, meta, src: HashedReports(cols[0], cols[1], int(meta["g"]), src)))
-    register_report_codec(ReportCodec(
-        "pair", PairReports, (("plus", "<i8", True), ("minus", "<i8", True)), lambda r: {"K": int(r.K)},
-        lambda r: (np.asarray(r.plus, dtype=np.int64), np.asarray(r.minus, dtype=np.int64)),
-        lambda cols, meta, src: PairReports(cols[0], cols[1], int(meta["K"]), src)))
+def _codec_named(kind: Any, path: str, family: Any = None) -> ReportCodec:
+    for codecs in (_all_codecs, registered_codecs):  # those registered so far, then after discovery
+        for codec in codecs():
+            if codec.kind == kind:
+                return codec
+    why = (f"its mechanism's family {family!r} is not registered in this process: import the module that registers it"
+           if isinstance(family, str) and family not in [f.name for f in families()]
+           else f"this ldpkit reads {[c.kind for c in registered_codecs()]}")
+    raise ReportFileError(f"{path}: unknown report kind {kind!r} ({why})")
 
 
 # ============================================================================ concatenation
@@ -458,12 +333,16 @@ def _narrow(col: np.ndarray) -> np.ndarray:
     return col
 
 
-def _header(codec: ReportCodec, meta: dict[str, Any], mechanism: Any, source: Optional[Provenance],
-            domain: Optional[Domain], data: Optional[str]) -> dict[str, Any]:
+def _config(mechanism: Any) -> Optional[dict[str, Any]]:
+    """:func:`mechanism_config`, or ``None`` for a family that does not state its arguments."""
     try:
-        config: Optional[dict[str, Any]] = None if mechanism is None else mechanism_config(mechanism)
+        return None if mechanism is None else mechanism_config(mechanism)
     except NotImplementedError:
-        config = None
+        return None
+
+
+def _header(codec: ReportCodec, meta: dict[str, Any], config: Optional[dict[str, Any]], source: Optional[Provenance],
+            domain: Optional[Domain], data: Optional[str]) -> dict[str, Any]:
     return {
         "format": "ldpkit-reports", "version": FORMAT_VERSION, "kind": codec.kind, "meta": meta,
         "columns": [[name, dtype] for name, dtype, _ in codec.columns],
@@ -490,6 +369,12 @@ class ReportWriter:
         Labels of the items, stored with the reports.
     data
         One line saying what data the reports come from (shown by every output made from them).
+
+    Raises
+    ------
+    ValueError
+        At once, when no registered family declares the mechanism's class (so that a reader
+        could not rebuild it; :func:`mechanism_config`).
     """
 
     def __init__(self, path: str | os.PathLike[str], mechanism: Any, *, domain: Optional[Domain] = None,
@@ -502,6 +387,8 @@ class ReportWriter:
             raise ValueError(f"the domain has {len(domain)} labels but the mechanism {mechanism.d} items")
         if data is not None and (not isinstance(data, str) or "\n" in data):
             raise ArgumentTypeError(f"data must be one line of text, got {data!r}")
+        # refused now, before anything is written, if no registered family declares the mechanism's class
+        self._config = _config(mechanism)
         self.path = os.fspath(path)
         self.csv = self.path.lower().endswith(".csv")
         self.mechanism = mechanism
@@ -525,7 +412,7 @@ class ReportWriter:
             self.abort()
 
     def write(self, reports: Any) -> None:
-        """Append one batch (any length; stored as blocks of at most :data:`BLOCK_REPORTS` reports)."""
+        """Append one batch (any length; stored as blocks of at most :data:`~ldpkit.reports.BLOCK_REPORTS` reports)."""
         codec = codec_for(reports)
         src = source_of(reports)
         want = self.mechanism.provenance
@@ -538,7 +425,7 @@ class ReportWriter:
                              f"{self._codec.kind} reports {self._meta}")
         cols = codec.to_columns(reports)
         n = int(cols[0].shape[0])
-        step = codec.csv_rows(self._meta) if self.csv else BLOCK_REPORTS
+        step = min(codec.csv_rows(self._meta), BLOCK_REPORTS) if self.csv else BLOCK_REPORTS
         for start in range(0, n, step):
             part = tuple(c[start:start + step] for c in cols)
             if self.csv:
@@ -549,7 +436,7 @@ class ReportWriter:
 
     def _open(self, codec: ReportCodec, meta: dict[str, Any]) -> None:
         self._codec, self._meta = codec, meta
-        head = _header(codec, meta, self.mechanism, self.mechanism.provenance, self.domain, self.data)
+        head = _header(codec, meta, self._config, self.mechanism.provenance, self.domain, self.data)
         text = json.dumps(head, separators=(",", ":"), allow_nan=False)
         if self.csv:
             self._fh = open(self._tmp, "w", encoding="utf-8", newline="\n")
@@ -658,7 +545,8 @@ class ReportFile:
         #: a digest of the header and of every report, set once :meth:`batches` has read the whole file
         self.fingerprint: Optional[str] = None
         h = self.header
-        self.codec = _codec_named(h.get("kind"), self.path)
+        stored = h.get("mechanism")
+        self.codec = _codec_named(h.get("kind"), self.path, stored.get("family") if isinstance(stored, dict) else None)
         self.meta: dict[str, Any] = dict(h.get("meta") or {})
         try:
             self.source: Optional[Provenance] = decode_value(h.get("provenance"))
@@ -874,7 +762,7 @@ class ReportFile:
 
     def batches(self, rows_per_batch: Optional[int] = None) -> Iterator[Any]:
         """The reports, one container per stored block (binary) or per ``rows_per_batch`` lines (CSV;
-        default about 16 MB of text, :meth:`ReportCodec.csv_rows`)."""
+        default about 16 MB of text, :meth:`~ldpkit.reports.ReportCodec.csv_rows`)."""
         if self.csv:
             rows = self.codec.csv_rows(self.meta) if rows_per_batch is None else int(rows_per_batch)
             if rows < 1:

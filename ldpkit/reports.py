@@ -10,20 +10,44 @@ differs, saying what differs.  Reports built by hand carry no provenance; they a
 Single-item reports (GRR, uRR, :class:`~ldpkit.channel_oracle.ChannelOracle`) are
 :class:`ItemReports`, a numpy integer array that carries its provenance; unary and hashed
 reports keep theirs in a ``source`` field.
+
+Each report type has a :class:`ReportCodec`, the way report files (:mod:`ldpkit.reportio`) store
+it.  The codec is declared beside the report container: the single-item codec here, the unary,
+hashed and pair codecs in :mod:`ldpkit.unary`, :mod:`ldpkit.olh` and :mod:`ldpkit.hadamard`, each
+registered by the family that introduces it (:class:`ldpkit.family.Family`, ``codec``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
-from ._validation import describe
+from ._registry import Registry
+from ._validation import ArgumentTypeError, describe
 
-__all__ = ["ItemReports", "Provenance", "array_digest", "check_source", "report_row", "source_of", "with_source"]
+__all__ = [
+    "BLOCK_REPORTS",
+    "ItemReports",
+    "Provenance",
+    "ReportCodec",
+    "array_digest",
+    "check_source",
+    "codec_for",
+    "register_report_codec",
+    "registered_codecs",
+    "report_row",
+    "source_of",
+    "unregister_report_codec",
+    "with_source",
+]
+
+#: reports per block written by :func:`ldpkit.reportio.save_reports` (about 125 MB for OUE at d = 1000)
+BLOCK_REPORTS = 1_000_000
 
 
 def array_digest(values: Any) -> str:
@@ -153,3 +177,109 @@ def with_source(reports: Any, source: Provenance | None) -> Any:
     if dataclasses.is_dataclass(reports) and any(f.name == "source" for f in dataclasses.fields(reports)):
         return dataclasses.replace(reports, source=source)  # type: ignore[type-var]
     return reports
+
+
+# ============================================================================ report codecs
+@dataclass(frozen=True)
+class ReportCodec:
+    """How one report type is written to and read from files.
+
+    Attributes
+    ----------
+    kind
+        Name stored in files (``"item"``, ``"unary"``, ...).
+    type
+        The report class.
+    columns
+        ``(name, dtype, narrow)`` of each column: its canonical numpy type, and whether integer
+        values may be stored in the narrowest unsigned type that holds them.
+    meta
+        ``reports -> dict`` of the scalars besides the columns (``d``, ``g``, ``K``).
+    to_columns
+        ``reports -> tuple of arrays`` (first axis: reports), in the order of ``columns``.
+    build
+        ``(columns, meta, source) -> reports``.
+    csv_format, csv_parse
+        Optional conversions of a column to and from CSV text (default: integers as text, a
+        row of a 2-d column as integers separated by spaces).
+    widths
+        ``meta -> width of each column``: ``None`` for a 1-d column (one value per report), an
+        integer ``w`` for a 2-d column of ``w`` values per report (default: every column 1-d).
+    """
+
+    kind: str
+    type: type
+    columns: tuple[tuple[str, str, bool], ...]
+    meta: Callable[[Any], dict[str, Any]]
+    to_columns: Callable[[Any], tuple[np.ndarray, ...]]
+    build: Callable[[tuple[np.ndarray, ...], dict[str, Any], Optional[Provenance]], Any]
+    csv_format: Optional[Callable[[np.ndarray, dict[str, Any]], list[str]]] = None
+    csv_parse: Optional[Callable[[list[str], dict[str, Any]], np.ndarray]] = None
+    widths: Optional[Callable[[dict[str, Any]], tuple[Optional[int], ...]]] = None
+
+    def column_widths(self, meta: dict[str, Any]) -> tuple[Optional[int], ...]:
+        """Width of each column for reports with ``meta`` (``None``: one value per report)."""
+        return (None,) * len(self.columns) if self.widths is None else tuple(self.widths(meta))
+
+    def csv_rows(self, meta: dict[str, Any]) -> int:
+        """Reports per CSV batch: about 16 MB of text (8 characters per stored byte), at most
+        :data:`~ldpkit.reports.BLOCK_REPORTS`."""
+        row_bytes = sum(np.dtype(dtype).itemsize * (1 if w is None else int(w))
+                        for (_, dtype, _), w in zip(self.columns, self.column_widths(meta)))
+        return max(1, min(BLOCK_REPORTS, 2**24 // (8 * row_bytes)))
+
+
+_CODECS: Registry[ReportCodec] = Registry("report codec")
+
+
+def register_report_codec(codec: ReportCodec) -> ReportCodec:
+    """Add a report type (an existing kind is an error); returns ``codec``.
+
+    A family that introduces a report type declares its codec instead
+    (:class:`ldpkit.family.Family`, ``codec``), which registers it with the family.
+    """
+    if not isinstance(codec, ReportCodec):
+        raise ArgumentTypeError(f"expected a ReportCodec, got {codec!r}")
+    return _CODECS.add(codec.kind, codec)
+
+
+def unregister_report_codec(kind: str) -> None:
+    """Remove a report type (tests that register their own clean up with this)."""
+    _CODECS.remove(kind)
+
+
+def registered_codecs() -> tuple[ReportCodec, ...]:
+    """Every registered report type, in registration order."""
+    return _CODECS.values()
+
+
+def codec_for(reports: Any) -> ReportCodec:
+    """The codec of a report container (the most specific registered type it is an instance of).
+
+    A plain 1-d integer array counts as single-item reports built by hand (``item``).
+
+    Examples
+    --------
+    >>> import ldpkit
+    >>> from ldpkit.reports import codec_for
+    >>> codec_for(ldpkit.OUE(3, 1.0).perturb([0, 1, 2], rng=0)).kind
+    'unary'
+    """
+    codecs = registered_codecs()
+    for codec in codecs:
+        if type(reports) is codec.type:
+            return codec
+    for codec in codecs:
+        if isinstance(reports, codec.type):
+            return codec
+    if isinstance(reports, np.ndarray) and reports.ndim == 1 and reports.dtype.kind in "iu":
+        return _CODECS.get("item")  # hand-built single-item reports: a plain integer array
+    kinds = ", ".join(c.type.__name__ for c in codecs)
+    raise ArgumentTypeError(f"no report file format for {type(reports).__name__} (known: {kinds})")
+
+
+# the codec of single-item reports (ItemReports)
+ITEM_CODEC = register_report_codec(ReportCodec(
+    "item", ItemReports, (("report", "<i8", True),), lambda r: {},
+    lambda r: (np.asarray(r).view(np.ndarray).astype(np.int64, copy=False).reshape(-1),),
+    lambda cols, meta, src: ItemReports(cols[0], src)))

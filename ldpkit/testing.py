@@ -13,8 +13,8 @@ Tolerances are derived from the known variance of what is checked, never tuned b
 With the default ``Z = 5`` a correct implementation fails one two-sided comparison with
 probability ``5.7e-7``; with fixed seeds every check is deterministic.
 
-The **mechanism contract** (:func:`check_contract`) is what every registered mechanism
-(:mod:`ldpkit.mechanisms`) must pass: its sampling code agrees with its accounting code (the
+The **mechanism contract** (:func:`check_contract`) is what every example of every registered
+family (:mod:`ldpkit.family`) must pass: its sampling code agrees with its accounting code (the
 outputs of ``perturb`` follow ``channel()``), its channel meets its declared guarantees
 exactly (:func:`ldpkit.accountant.verify`), its aggregate-level simulation agrees with the
 per-user path, its estimator is unbiased with the variance it declares, it rejects bad
@@ -77,7 +77,7 @@ __all__ = [
 #: what the contract checks, a frequency oracle over items or a mechanism over item sets
 Mechanism = Union[FrequencyOracle[Any], SetValuedMechanism[Any]]
 
-#: the kind of input a mechanism takes (``"items"`` or ``"itemsets"``), as the registry states it
+#: the kind of input a mechanism takes (``"items"`` or ``"itemsets"``), as its family states it
 InputKind = Literal["items", "itemsets"]
 
 

@@ -15,10 +15,19 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows
-from ._validation import ArgumentTypeError, check_domain_size, check_epsilon, check_items, check_probabilities
+from ._validation import (
+    EPS_MAX,
+    EPS_MIN,
+    ArgumentTypeError,
+    check_domain_size,
+    check_epsilon,
+    check_items,
+    check_probabilities,
+)
 from .base import SupportOracle
 from .channels import UnaryChannel
-from .reports import Provenance, array_digest, check_source
+from .family import BudgetSweep, Family, register_family
+from .reports import Provenance, ReportCodec, array_digest, check_source
 
 __all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE", "SUE"]
 
@@ -276,3 +285,84 @@ class OUE(UnaryEncoding):
 #: symmetric unary encoding: the name Wang et al. (2017) give basic RAPPOR (bits kept with
 #: probability ``e^(eps/2) / (e^(eps/2) + 1)``); the same class, so its reports say ``RAPPOR``
 SUE = RAPPOR
+
+
+# ---------------------------------------------------------------------------- report files and the families
+def _bits_to_text(bits: np.ndarray, meta: dict[str, Any]) -> list[str]:
+    d = int(meta["d"])
+    dense = np.unpackbits(bits, axis=1, count=d)
+    dense += ord("0")
+    raw = dense.tobytes().decode("ascii")
+    return [raw[i:i + d] for i in range(0, len(raw), d)]
+
+
+def _text_to_bits(text: list[str], meta: dict[str, Any]) -> np.ndarray:
+    d = int(meta["d"])
+    bad = next((i for i, t in enumerate(text) if len(t) != d), None)
+    codes = None
+    if bad is None:
+        codes = np.frombuffer("".join(text).encode("ascii", "replace"), dtype=np.uint8).reshape(len(text), d)
+        wrong = np.flatnonzero(((codes != ord("0")) & (codes != ord("1"))).any(axis=1))
+        bad = int(wrong[0]) if wrong.size else None
+    if bad is not None:
+        raise ValueError(f"report {bad} is {text[bad][:40]!r}, not {d} zeros and ones")
+    assert codes is not None
+    return np.packbits(codes == ord("1"), axis=1)
+
+
+# the codec of unary reports: one packed bit row per user (in CSV, a string of d zeros and ones)
+UNARY_CODEC = ReportCodec(
+    "unary", UnaryReports, (("bits", "|u1", False),), lambda r: {"d": int(r.d)},
+    lambda r: (r.bits,),
+    lambda cols, meta, src: UnaryReports(cols[0], int(meta["d"]), src),
+    _bits_to_text, _text_to_bits, lambda meta: ((int(meta["d"]) + 7) // 8,))
+
+
+def _ue_at(eps: float) -> UnaryEncoding:
+    """A general unary encoding whose tight budget is ``eps``, declaring it.
+
+    OUE's bits on items 0 and 2 (their pair attains ``eps``); item 1's ``b`` lies half-way to 1/2,
+    which only lowers the pairs it takes part in.
+    """
+    tail = math.exp(-eps)
+    b = tail / (1.0 + tail)
+    return UnaryEncoding(np.full(3, 0.5), np.array([b, (b + 0.5) / 2, b]), epsilon=eps)
+
+
+def _rappor_examples() -> tuple[RAPPOR, ...]:
+    return (RAPPOR(3, 0.5), RAPPOR(4, 2.0))
+
+
+def _oue_examples() -> tuple[OUE, ...]:
+    return (OUE(3, 0.5), OUE(4, 2.0))
+
+
+def _ue_examples() -> tuple[UnaryEncoding, ...]:
+    # a stated budget above the channel's tight value 3.8712...: verify checks the claim
+    return (UnaryEncoding([0.6, 0.7, 0.55, 0.9], [0.3, 0.2, 0.45, 0.05], epsilon=3.9),)
+
+
+def _rappor_sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("RAPPOR", lambda e: RAPPOR(4, e), EPS_MIN, RAPPOR_EPS_MAX, "unary"),)
+
+
+def _oue_sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("OUE", lambda e: OUE(4, e), EPS_MIN, EPS_MAX, "unary",
+                        variants=(("OUE(d=5)", lambda: OUE(5, 1.0)),)),)
+
+
+def _ue_sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("UnaryEncoding", _ue_at, EPS_MIN, EPS_MAX, "unary", scalar_budget=False),)
+
+
+register_family(Family(
+    "RAPPOR", "erlingsson2014rappor", RAPPOR, _rappor_examples, "basic (symmetric) unary encoding", reports="unary",
+    codec=UNARY_CODEC, sweeps=_rappor_sweeps, at_budget=lambda d, t: RAPPOR(d, t), hi=30.0, aliases=("SUE",),
+    audit="RAPPOR(d, eps)", order=20))
+register_family(Family(
+    "OUE", "wang2017locally", OUE, _oue_examples, "optimised unary encoding", reports="unary", codec=UNARY_CODEC,
+    sweeps=_oue_sweeps, at_budget=lambda d, t: OUE(d, t), hi=50.0, audit="OUE(d, eps)", order=30))
+register_family(Family(
+    "UE", "wang2017locally", UnaryEncoding, _ue_examples, "unary encoding with per-item bits", reports="unary",
+    codec=UNARY_CODEC, sweeps=_ue_sweeps,
+    audit_skip="per-item unary encoding: its named members RAPPOR, OUE and IDUE are audited", order=35))

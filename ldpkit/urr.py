@@ -38,10 +38,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import ArgumentTypeError, check_domain_size, check_epsilon, check_items, describe
+from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_items, describe
 from .accountant import Guarantee
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
+from .family import BudgetSweep, Family, register_family
 from .reports import ItemReports
 
 __all__ = ["URR", "MAX_EXPLICIT_D"]
@@ -183,3 +184,24 @@ class URR(ItemReportOracle):
         out = kept.astype(np.int64)
         out[self.sensitive_items] += rng.multinomial(rest, np.full(self.d_s, 1.0 / self.d_s))
         return out
+
+
+# ---------------------------------------------------------------------------- the family
+def _examples() -> tuple[URR, ...]:
+    return (URR(5, 1.0, [0, 2]), URR(4, 0.5, [1, 2, 3]), URR(3, 2.0, [0, 1, 2]))
+
+
+def _sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("URR", lambda e: URR(4, e, [0, 1]), EPS_MIN, EPS_MAX, "item", eps_arg="uldp_epsilon",
+                        variants=(("URR(sensitive=[0, 2])", lambda: URR(4, 1.0, [0, 2])),)),)
+
+
+def _at_budget(d: int, t: float, sensitive: Any = None) -> URR:
+    """uRR at ``t`` for the sensitive items given, else for every item (uRR is then GRR)."""
+    return URR(d, t, np.arange(d) if sensitive is None else sensitive)
+
+
+register_family(Family(
+    "uRR", "murakami2019utility", URR, _examples, "utility-optimised randomised response", sweeps=_sweeps,
+    at_budget=_at_budget, parameter="epsilon on the protected outputs", context=("sensitive",), hi=50.0,
+    audit_skip="no finite LDP epsilon (a non-sensitive output reveals its input); audited per output", order=70))

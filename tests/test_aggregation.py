@@ -29,7 +29,7 @@ from ldpkit import FHR, GRR, OLH, OUE
 from ldpkit.aggregation import Aggregator, Estimate
 from ldpkit.domain import Domain
 from ldpkit.idue import oue_ps
-from ldpkit.mechanisms import get_mechanism
+from ldpkit.family import get_family
 from ldpkit.postprocess import norm_sub
 from ldpkit.reportio import ReportFileError, codec_for, save_reports
 from ldpkit.reports import source_of
@@ -66,9 +66,9 @@ SPLIT_MECHS = [
     ("OUE", OUE(13, 1.0)),
     ("OLH", OLH(20, 1.0)),
     ("FHR", FHR(5, 1.0)),
-    ("IDUE", get_mechanism("IDUE").examples()[0]),
+    ("IDUE", get_family("IDUE-opt0").examples()[0]),
     ("OUE-PS", oue_ps(4, 1.0, 2)),
-    ("Channel", get_mechanism("Channel").examples()[1]),
+    ("Channel", get_family("Channel").examples()[1]),
 ]
 IDS = [n for n, _ in SPLIT_MECHS]
 N = 501
@@ -226,7 +226,7 @@ def test_other_configurations_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\bd 6 != 5"):
         agg.add(GRR(6, 1.0).perturb(np.arange(5), rng=0))
     with pytest.raises(ValueError, match="mechanism URR != GRR"):
-        agg.add(get_mechanism("uRR").examples()[0].perturb(np.arange(5), rng=0))
+        agg.add(get_family("uRR").examples()[0].perturb(np.arange(5), rng=0))
     assert agg.n == 5 and agg.batches == 1  # nothing was added by the refused batches
     with pytest.raises(ValueError, match=r"cannot merge .*epsilon 2.0 != 1.0"):
         agg.merge(Aggregator(GRR(5, 2.0)))

@@ -17,7 +17,8 @@ from conftest import REPO
 ROOT = REPO / "ldpkit"
 HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry", "_buildinfo"}
 CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
-ORACLES = CORE | {"base", "postprocess"}
+#: a family module declares its family (``family``) and may read a promise (``contracts``)
+ORACLES = CORE | {"base", "postprocess", "contracts", "family"}
 MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip"}
 
 #: what each top-level unit may import from ldpkit (besides itself)
@@ -29,13 +30,15 @@ ALLOWED: dict[str, set[str]] = {
     "_registry": set(),
     "_buildinfo": set(),
     "channels": {"_rng", "_validation"},
-    "reports": {"_validation"},
+    "reports": {"_validation", "_registry"},
     "sets": {"_validation"},
     "accountant": {"_validation", "_registry", "channels"},
     "postprocess": {"_validation", "channels"},
     "metrics": {"_validation"},
     "budgets": {"_rng", "_validation"},
     "base": CORE | {"postprocess"},
+    "contracts": {"_validation", "accountant"},
+    "family": {"_registry", "_validation", "reports", "contracts"},
     "channel_oracle": ORACLES,
     "grr": ORACLES,
     "unary": ORACLES,
@@ -47,14 +50,13 @@ ALLOWED: dict[str, set[str]] = {
     "padding": ORACLES,
     "idue": ORACLES | {"unary", "padding"},
     "datasets": {"_rng", "_validation", "sets"},
-    "mechanisms": MECHANISMS | {"_validation", "_registry"},
-    "contracts": {"_validation", "accountant"},
-    "calibration": MECHANISMS | {"_validation", "_registry", "accountant", "contracts"},
-    "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant"},
-    "notion_map": MECHANISMS | {"_rng", "_validation", "accountant", "channels", "contracts", "mechanisms"},
+    "mechanisms": {"_registry", "family"},
+    "calibration": {"_validation", "accountant", "contracts", "family"},
+    "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant", "family"},
+    "notion_map": MECHANISMS | {"_rng", "_validation", "accountant", "channels", "contracts", "family", "mechanisms"},
     "streaming": {"_rng", "_validation", "base"},
     "domain": {"_validation"},
-    "reportio": ORACLES | MECHANISMS | {"domain"},
+    "reportio": {"_validation", "reports", "domain", "family"},
     "aggregation": {"_validation", "domain", "reportio"},
     "testing": ORACLES | MECHANISMS | {"reportio", "aggregation"},
     "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "mechanisms", "contracts", "calibration",

@@ -1,7 +1,7 @@
 """Contracts and calibration: the member of each family that keeps a promise, with its tightness certificate.
 
-The certificate test runs over every registered calibration family and every kind of promise on a
-small domain, so a family registered later is covered.  (The chapter's own promises are tested in
+The certificate test runs over every registered family indexed by a budget and every kind of
+promise on a small domain, so a family registered later is covered.  (The chapter's own promises are tested in
 tests/test_experiments_synthesis.py.)  Negative tests: a promise no member can keep is reported
 with its reason; a family whose parameter does not loosen its privacy is caught by the
 certificate; bad input is refused before any work.
@@ -14,17 +14,11 @@ import math
 import numpy as np
 import pytest
 
-from ldpkit import GRR, OUE, contracts
-from ldpkit.calibration import (
-    LOOSEN,
-    CalibrationFamily,
-    calibrate,
-    calibrate_all,
-    families,
-    get_family,
-    register_family,
-    unregister_family,
-)
+from typing import Any
+
+from ldpkit import GRR, IPRR, OUE, contracts
+from ldpkit.calibration import LOOSEN, best, calibrate, calibrate_all
+from ldpkit.family import Family, families, get_family, register_family, unregister_family
 
 D = 5
 E = np.array([0.5, 0.5, 1.0, 2.0, 2.0])
@@ -40,7 +34,7 @@ PROMISES = {
     "lip": contracts.lip(1.0, PRIOR),
     "context-aware": contracts.context_aware(contracts.idldp(E, "average").pairwise_matrix()),
 }
-PAIRS = [(f.name, key) for f in families() for key in PROMISES]
+PAIRS = [(f.name, key) for f in families(budget=True) for key in PROMISES]
 
 
 @pytest.mark.parametrize("family,promise", PAIRS, ids=[f"{f}-{p}" for f, p in PAIRS])
@@ -59,7 +53,7 @@ def test_certificate_or_reason(family: str, promise: str) -> None:
 
 
 def test_every_family_keeps_some_promise_or_says_why() -> None:
-    for fam in families():
+    for fam in families(budget=True):
         results = [calibrate(fam.name, c) for c in PROMISES.values()]
         assert all(r.satisfiable or r.reason for r in results), fam.name
 
@@ -111,10 +105,13 @@ def test_total_variance_at_uniform_counts_of_any_n(promise: str) -> None:
         calibrate("OUE", PROMISES["ldp"]).total_variance(np.full(D, -1.5))
 
 
+def _grr_family(name: str, at_budget: Any, **kwargs: Any) -> Family:
+    return Family(name, "none", GRR, lambda: (GRR(3, 1.0),), at_budget=at_budget, **kwargs)
+
+
 def test_a_family_whose_parameter_does_not_loosen_is_caught() -> None:
     """Mutation: a family that ignores ``t`` above 0.5 keeps the promise when loosened: no certificate."""
-    fam = CalibrationFamily("GRR-capped", lambda c, t: GRR(c.d, min(t, 0.5)), "epsilon", lambda c: 0.1, hi=0.6)
-    register_family(fam)
+    register_family(_grr_family("GRR-capped", lambda d, t: GRR(d, min(t, 0.5)), initial=lambda c: 0.1, hi=0.6))
     try:
         cal = calibrate("GRR-capped", PROMISES["ldp"])
         assert cal.satisfiable and not cal.certificate().holds
@@ -124,13 +121,79 @@ def test_a_family_whose_parameter_does_not_loosen_is_caught() -> None:
 
 
 def test_a_family_registered_from_outside_is_calibrated() -> None:
-    fam = CalibrationFamily("GRR-half", lambda c, t: GRR(c.d, t / 2), "twice epsilon", lambda c: 1.0, hi=100.0)
-    register_family(fam)
+    register_family(_grr_family("GRR-half", lambda d, t: GRR(d, t / 2), parameter="twice epsilon",
+                                initial=lambda c: 1.0, hi=100.0))
     try:
+        assert "GRR-half" in [f.name for f in families(budget=True)]
         cal = calibrate("GRR-half", PROMISES["ldp"])
         assert cal.parameter == pytest.approx(2.0, rel=1e-9) and cal.certificate().holds
+        assert "GRR-half" in calibrate_all(PROMISES["ldp"])
     finally:
         unregister_family("GRR-half")
+
+
+def test_an_unregistered_family_is_calibrated_and_certified() -> None:
+    """The calibration keeps the family object itself: its certificate needs no registry."""
+    fam = _grr_family("GRR-third", lambda d, t: GRR(d, t / 3), initial=lambda c: 1.0, hi=100.0)
+    cal = calibrate(fam, PROMISES["ldp"])
+    assert cal.family is fam and "GRR-third" not in [f.name for f in families()]
+    assert cal.parameter == pytest.approx(3.0, rel=1e-9) and cal.certificate().holds
+
+
+def test_no_member_is_built_twice() -> None:
+    built: list[float] = []
+
+    def at_budget(d: int, t: float) -> GRR:
+        built.append(t)
+        return GRR(d, t)
+
+    cal = calibrate(_grr_family("GRR-counted", at_budget, initial=lambda c: 0.3), PROMISES["minid"])
+    assert cal.parameter == pytest.approx(0.5, rel=1e-9) and len(built) == len(set(built)) > 3
+    # a family whose own optimiser answers the promise builds one member
+    built.clear()
+    own = calibrate(_grr_family("GRR-own", at_budget, optimiser=lambda c: 0.5), PROMISES["minid"])
+    assert own.method == "own optimiser" and built == [0.5]
+
+
+def test_a_family_receives_only_the_context_it_declares() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def at_budget(d: int, t: float, **context: Any) -> IPRR:
+        seen.append(context)
+        return IPRR(t * context["budgets"])
+
+    fam = Family("IPRR-seen", "none", IPRR, lambda: (IPRR([1.0, 2.0]),), at_budget=at_budget, context=("budgets",),
+                 initial=lambda c: 1.0)
+    promise = contracts.ipldp([0.5, 1.0, math.inf])
+    cal = calibrate(fam, promise)
+    assert cal.parameter == pytest.approx(1.0, rel=1e-9)
+    assert all(set(ctx) == {"budgets"} for ctx in seen)
+    np.testing.assert_array_equal(seen[0]["budgets"], promise.budget_vector())
+    with pytest.raises(ValueError, match="unknown context key 'budget'"):
+        fam.member(3, 1.0, budget=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="not indexed by a budget"):
+        calibrate("UE", PROMISES["ldp"])
+
+
+def test_best_is_the_smallest_total_variance_ties_to_the_first() -> None:
+    promise = PROMISES["ldp"]
+    cals = calibrate_all(promise)
+    uniform = np.ones(D)
+    kept = {name: cal.total_variance(uniform) for name, cal in cals.items() if cal.satisfiable}
+    smallest = min(kept.values())
+    # within rounding GRR, uRR (every item sensitive) and IPRR (equal budgets) have one variance: the first wins
+    assert best(promise).family.name == next(name for name, v in kept.items() if v <= smallest * (1 + 1e-9)) == "GRR"
+    # uRR with every item sensitive is GRR: a tie, won by the first of the order given
+    assert best(promise, families=["uRR", "GRR"]).family.name == "uRR"
+    assert best(promise, families=["GRR", "uRR"]).family.name == "GRR"
+    # at counts far from uniform the ranking may change, never the rule
+    skewed = np.array([1000.0, 1.0, 1.0, 1.0, 1.0])
+    by_counts = best(promise, counts=skewed, families=["GRR", "OUE"])
+    assert by_counts.total_variance(skewed) == min(calibrate(f, promise).total_variance(skewed) for f in ("GRR", "OUE"))
+    with pytest.raises(ValueError, match="no family keeps"):
+        best(promise, families=["FHR"])
+    with pytest.raises(ValueError, match="counts must be 5"):
+        best(promise, counts=[1.0, 2.0])
 
 
 def test_callable_pair_rule_is_calibrated_by_the_verdict() -> None:
@@ -172,6 +235,8 @@ def test_calibrate_refuses_what_is_not_a_contract_or_family() -> None:
         get_family("GRRR")
     with pytest.raises(ValueError, match="already registered"):
         register_family(get_family("GRR"))
+    with pytest.raises(TypeError, match="name or a Family"):
+        calibrate(3, PROMISES["ldp"])  # type: ignore[arg-type]
 
 
 def test_contract_views() -> None:

@@ -24,13 +24,13 @@ from ldpkit.accountant import (
     pairwise_log_ratio,
 )
 from ldpkit.channels import ExplicitChannel
-from ldpkit.mechanisms import registered_mechanisms
+from ldpkit.family import families
 
 RULES = {"min": np.minimum, "average": lambda a, b: (a + b) / 2, "max": np.maximum}
 
 
 def instances() -> list[tuple[str, object]]:
-    return [(f"{spec.name}-{i}", mech) for spec in registered_mechanisms() for i, mech in enumerate(spec.examples())]
+    return [(f"{fam.name}-{i}", mech) for fam in families() for i, mech in enumerate(fam.examples())]
 
 
 def budgets_for(d: int) -> np.ndarray:

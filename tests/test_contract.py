@@ -26,7 +26,7 @@ from ldpkit._validation import check_items
 from ldpkit.accountant import Guarantee
 from ldpkit.base import FrequencyOracle
 from ldpkit.channels import Channel, ExplicitChannel
-from ldpkit.mechanisms import MechanismSpec, get_mechanism, register_mechanism, registered_mechanisms, unregister_mechanism
+from ldpkit.family import Family, families, get_family, register_family, unregister_family
 from ldpkit.testing import (
     CONTRACT_ALPHA,
     check_contract,
@@ -35,22 +35,23 @@ from ldpkit.testing import (
     chi_square_noncentrality,
 )
 
-CASES = [(spec.name, i) for spec in registered_mechanisms() for i in range(len(spec.examples()))]
+CASES = [(fam.name, i) for fam in families() for i in range(len(fam.examples()))]
 
 
 @pytest.mark.parametrize("name, index", CASES, ids=[f"{n}-{i}" for n, i in CASES])
 def test_registered_mechanism_meets_the_contract(name: str, index: int) -> None:
-    spec = get_mechanism(name)
-    mech = spec.examples()[index]
-    report = check_contract(mech, spec.inputs, rng=1000 + index)
+    fam = get_family(name)
+    mech = fam.examples()[index]
+    report = check_contract(mech, fam.inputs, rng=1000 + index)
     assert report.rows_checked >= 2 and report.guarantees
 
 
 def test_every_family_is_registered() -> None:
-    names = {spec.name for spec in registered_mechanisms()}
-    assert {"GRR", "RAPPOR", "OUE", "UE", "OLH", "uRR", "IDUE", "PS", "IDUE-PS", "Channel"} <= names
+    names = {fam.name for fam in families()}
+    assert {"GRR", "RAPPOR", "OUE", "UE", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2",
+            "OUE-PS", "RAPPOR-PS", "IDUE-PS", "LIP-kary", "LIP-binary", "Channel"} <= names
     with pytest.raises(ValueError, match="did you mean GRR"):
-        get_mechanism("GRRR")
+        get_family("GRRR")
 
 
 # ------------------------------------------------------------------------------ mutations
@@ -88,8 +89,7 @@ def test_a_perturbed_copy_fails_verify_and_the_sampling_contract(name: str, inde
     """The checks are not tautologies: for every registered instance, some perturbation of the stated
     size makes ``verify`` fail (the declared guarantees come from the constructor's budget, not from
     the channel), and the sampler, left unchanged, then disagrees with the channel."""
-    spec = get_mechanism(name)
-    mech = spec.examples()[index]
+    mech = get_family(name).examples()[index]
     assert accountant.verify(mech)
     failing = next(((x, y, mut) for x, y, mut in mutants(mech) if not accountant.verify(mut)), None)
     assert failing is not None, f"no {MUTATION_SHARE} perturbation of {mech!r} breaks its declared guarantees"
@@ -256,13 +256,14 @@ class CyclicShift(FrequencyOracle):
 
 @pytest.fixture
 def shift_family() -> Any:
-    spec = register_mechanism(MechanismSpec("CyclicShift", "none", lambda: (CyclicShift(4, 0.7), CyclicShift(5, 2.0))))
-    yield spec
-    unregister_mechanism("CyclicShift")
+    fam = register_family(Family("CyclicShift", "none", CyclicShift,
+                                 lambda: (CyclicShift(4, 0.7), CyclicShift(5, 2.0))))
+    yield fam
+    unregister_family("CyclicShift")
 
 
-def test_a_family_defined_in_a_test_file_passes_everything(shift_family: MechanismSpec) -> None:
-    assert get_mechanism("CyclicShift") is shift_family
+def test_a_family_defined_in_a_test_file_passes_everything(shift_family: Family) -> None:
+    assert get_family("CyclicShift") is shift_family and shift_family in families()
     for mech in shift_family.examples():
         report = accountant.verify(mech)
         assert report.satisfied and [g.notion for g, _ in report] == ["ldp", "lip"]

@@ -24,7 +24,7 @@ from ldpkit._validation import ArgumentTypeError
 from ldpkit.domain import Domain
 from ldpkit.hadamard import PairReports
 from ldpkit.lip import BinaryRR
-from ldpkit.mechanisms import registered_mechanisms
+from ldpkit.family import families
 from ldpkit.olh import HashedReports
 from ldpkit.reports import ItemReports
 from ldpkit.testing import CONTRACT_ALPHA, assert_matches_distribution, chi_square_noncentrality
@@ -171,8 +171,7 @@ def test_domain_is_immutable() -> None:
 
 # ============================================================================ perturb_item
 def _item_families() -> list[tuple[str, Any]]:
-    return [(f"{spec.name}-{k}", mech) for spec in registered_mechanisms() if spec.inputs == "items"
-            for k, mech in enumerate(spec.examples())]
+    return [(f"{fam.name}-{k}", mech) for fam in families(inputs="items") for k, mech in enumerate(fam.examples())]
 
 
 ITEM_FAMILIES = _item_families()

@@ -28,7 +28,7 @@ import ldpkit
 from ldpkit import FHR, HR, accountant
 from ldpkit.channels import HadamardChannel
 from ldpkit.hadamard import PairReports, fwht, hadamard_order, hadamard_placements, sylvester
-from ldpkit.mechanisms import get_mechanism, registered_mechanisms
+from ldpkit.family import families, get_family
 from ldpkit.testing import Z, chi_square_noncentrality, check_sampling_matches_channel, check_simulation_matches_per_user
 
 EPSILONS = (0.3, 1.0, 2.5)
@@ -434,12 +434,12 @@ def test_constructors_validate_before_work() -> None:
 
 # ------------------------------------------------------------------------------ registry
 def test_both_families_are_registered_for_the_contract() -> None:
-    names = [spec.name for spec in registered_mechanisms()]
+    names = [fam.name for fam in families()]
     assert "HR" in names and "FHR" in names
-    assert get_mechanism("FHR").paper == "zhao2022fldp"
-    assert get_mechanism("HR").paper == "acharya2019hadamard"
+    assert get_family("FHR").paper == "zhao2022fldp"
+    assert get_family("HR").paper == "acharya2019hadamard"
     for name in ("HR", "FHR"):
-        for mech in get_mechanism(name).examples():
+        for mech in get_family(name).examples():
             assert mech.channel().n_inputs * mech.channel().n_outputs <= accountant.MAX_ENUM_CELLS
             assert accountant.verify(mech).satisfied
 

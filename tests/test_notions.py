@@ -31,7 +31,7 @@ from ldpkit import accountant, contracts
 from ldpkit import notion_map as nm
 from ldpkit.accountant import CheckResult, Guarantee, Notion, register_notion, registered_notions, unregister_notion
 from ldpkit.channels import Channel, ExplicitChannel, UnaryChannel
-from ldpkit.mechanisms import registered_mechanisms
+from ldpkit.family import families
 
 #: a representative value of every datum shared by the notions (accountant.SHARED_PARAMETERS)
 DATA = {
@@ -55,9 +55,9 @@ def context_for(notion: Notion[Any], ch: Channel) -> dict[str, Any]:
 
 
 def registry_channels() -> Iterator[tuple[str, Channel]]:
-    for spec in registered_mechanisms():
-        for i, mech in enumerate(spec.examples()):
-            yield f"{spec.name}-{i}", mech.channel()
+    for fam in families():
+        for i, mech in enumerate(fam.examples()):
+            yield f"{fam.name}-{i}", mech.channel()
 
 
 def closed_form_cases(notions: tuple[Notion[Any], ...]) -> list[tuple[str, str, str]]:

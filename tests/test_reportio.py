@@ -12,16 +12,19 @@
   ``BLOCK_REPORTS``-sized blocks, narrows integer columns (two bytes per GRR report at
   ``d = 1000``);
 * :func:`~ldpkit.reportio.mechanism_config` / :func:`~ldpkit.reportio.build_mechanism` rebuild
-  every registered family's examples and build no class ldpkit does not define.
+  every registered family's examples (in a fresh process too) and build no class that no
+  registered family declares; saving such a class is refused before anything is written.
 
 Files are small (tens of reports) so that the exhaustive cut and flip tests stay fast.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -36,7 +39,7 @@ from ldpkit import FHR, GRR, OLH, OUE, RAPPOR, ChannelOracle
 from ldpkit.aggregation import Aggregator
 from ldpkit.domain import Domain
 from ldpkit.idue import oue_ps
-from ldpkit.mechanisms import get_mechanism, registered_mechanisms
+from ldpkit.family import Family, families, get_family, register_family, unregister_family
 from ldpkit.olh import HashedReports
 from ldpkit.reportio import (
     FORMAT_VERSION,
@@ -181,13 +184,14 @@ def test_round_trip_keeps_reports_and_provenance(mech: Any, suffix: str, tmp_pat
 def test_round_trip_of_every_registered_family(suffix: str, tmp_path: Path) -> None:
     """Every example of every registered family (a new family is picked up automatically)."""
     seen = set()
-    for spec in registered_mechanisms():
-        for k, mech in enumerate(spec.examples()):
+    for fam in families():
+        for k, mech in enumerate(fam.examples()):
             reports = _reports(mech, n=23, seed=k)
-            path = tmp_path / f"{spec.name}-{k}.{suffix}"
+            path = tmp_path / f"{fam.name}-{k}.{suffix}"
             save_reports(path, reports, mech)
             f = open_reports(path)
-            assert f.mechanism == mech, (spec.name, k)
+            assert f.mechanism == mech, (fam.name, k)
+            assert f.codec.kind == fam.reports, (fam.name, f.codec.kind)
             assert f.domain is None and f.data is None
             _assert_same_reports(f.read(), reports)
             seen.add(f.codec.kind)
@@ -674,18 +678,19 @@ def test_integer_columns_are_narrowed(mech: Any, per_report: int, tmp_path: Path
 
 
 # ============================================================================ mechanisms as data
-CASES = [(spec.name, k) for spec in registered_mechanisms() for k in range(len(spec.examples()))]
+CASES = [(fam.name, k) for fam in families() for k in range(len(fam.examples()))]
 
 
 @pytest.mark.parametrize("name, k", CASES, ids=[f"{n}-{k}" for n, k in CASES])
 def test_mechanism_config_round_trip(name: str, k: int) -> None:
-    mech = get_mechanism(name).examples()[k]
+    mech = get_family(name).examples()[k]
     cfg = mechanism_config(mech)
     text = json.dumps(cfg, allow_nan=False)  # plain JSON (no NaN/inf literals)
     back = build_mechanism(json.loads(text))
     assert type(back) is type(mech) and back == mech and back.provenance == mech.provenance
     assert [g.key() for g in back.guarantees()] == [g.key() for g in mech.guarantees()]
     assert cfg["class"].startswith("ldpkit.") and cfg["class"].endswith(type(mech).__qualname__)
+    assert get_family(cfg["family"]).mechanism is type(mech)  # the family that makes the class readable
     assert mechanism_config(back) == cfg  # stable: rebuilding does not change the record
 
 
@@ -710,3 +715,59 @@ def test_build_mechanism_refuses_unknown_classes() -> None:
         build_mechanism(cfg)
     del cfg["provenance"]  # without a stored provenance nothing is checked
     assert build_mechanism(cfg) == GRR(4, 1.5)
+
+
+# ============================================================================ classes and families
+class LocalGRR(GRR):
+    """GRR under another class name, defined here: it states its arguments (inherited) but no family declares it."""
+
+
+def test_a_class_no_registered_family_declares_is_refused_at_save(tmp_path: Path) -> None:
+    mech = LocalGRR(4, 1.0)
+    reports = _reports(mech)
+    for suffix in SUFFIXES:
+        with pytest.raises(ValueError, match=r"LocalGRR mechanism: no registered family declares.*register its family"):
+            save_reports(tmp_path / f"local.{suffix}", reports, mech)
+    with pytest.raises(ValueError, match="register its family"):
+        Aggregator(mech).add(reports).save(tmp_path / "state.json")
+    assert list(tmp_path.iterdir()) == []  # refused before anything was written
+    register_family(Family("LocalGRR", "none", LocalGRR, lambda: (LocalGRR(3, 1.0),)))
+    try:
+        save_reports(tmp_path / "local.ldpr", reports, mech)
+        f = open_reports(tmp_path / "local.ldpr")
+        assert type(f.mechanism) is LocalGRR and f.mechanism == mech and f.header["mechanism"]["family"] == "LocalGRR"
+    finally:
+        unregister_family("LocalGRR")
+    # written while the family was registered, read without it: refused, naming the family to import
+    with pytest.raises(ReportFileError, match="its family 'LocalGRR' is not registered in this process"):
+        open_reports(tmp_path / "local.ldpr")
+    assert open_reports(tmp_path / "local.ldpr", mech).mechanism is mech  # the reader may pass it
+
+
+_FRESH_READER = """
+import hashlib, json, sys
+from ldpkit.reportio import codec_for, mechanism_config, open_reports
+out = {}
+for path in sys.argv[1:]:
+    f = open_reports(path)
+    reports = f.read()
+    digest = hashlib.sha256(b"".join(c.tobytes() for c in codec_for(reports).to_columns(reports))).hexdigest()
+    out[path] = [mechanism_config(f.mechanism), digest]
+print(json.dumps(out))
+"""
+
+
+def test_every_example_of_every_family_is_read_by_a_fresh_process(tmp_path: Path) -> None:
+    """A file needs nothing of the writer's process: a new interpreter rebuilds every family's member."""
+    want = {}
+    for fam in families():
+        for k, mech in enumerate(fam.examples()):
+            reports = _reports(mech, n=11, seed=k)
+            path = str(tmp_path / f"{fam.name}-{k}.ldpr")
+            save_reports(path, reports, mech)
+            digest = hashlib.sha256(b"".join(c.tobytes() for c in codec_for(reports).to_columns(reports))).hexdigest()
+            want[path] = [json.loads(json.dumps(mechanism_config(mech))), digest]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    out = subprocess.run([sys.executable, "-c", _FRESH_READER, *want], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    assert json.loads(out) == want

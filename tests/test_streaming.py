@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ldpkit import GRR, OLH, OUE, ArgumentTypeError
-from ldpkit.mechanisms import registered_mechanisms
+from ldpkit.family import families
 from ldpkit.streaming import BLOCK_USERS, block_generator, stream_estimate, stream_support
 from ldpkit.testing import assert_unbiased
 
@@ -24,17 +24,17 @@ N = 2 * 1000 + 17  # not a multiple of BLOCK nor of any chunk size below: every 
 
 def _instances() -> list[tuple[str, Any]]:
     out = []
-    for spec in registered_mechanisms():
-        if spec.inputs != "items":
+    for fam in families():
+        if fam.inputs != "items":
             continue
-        for k, mech in enumerate(spec.examples()):
-            out.append((f"{spec.name}-{k}", mech))
+        for k, mech in enumerate(fam.examples()):
+            out.append((f"{fam.name}-{k}", mech))
     return out
 
 
 INSTANCES = _instances()
 IDS = [name for name, _ in INSTANCES]
-ITEMSET_MECHS = [(spec.name, spec.examples()[0]) for spec in registered_mechanisms() if spec.inputs == "itemsets"]
+ITEMSET_MECHS = [(fam.name, fam.examples()[0]) for fam in families(inputs="itemsets")]
 
 
 def _items(d: int, n: int = N, seed: int = 0) -> np.ndarray:
@@ -56,7 +56,8 @@ def _memmap(items: np.ndarray, path: Path) -> np.memmap:
 def test_every_single_item_family_is_covered() -> None:
     """The registry's single-item families all appear (a new family is picked up automatically)."""
     names = {name.rsplit("-", 1)[0] for name in IDS}
-    assert {"GRR", "OUE", "RAPPOR", "UE", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE", "LIP", "Channel"} <= names
+    assert {"GRR", "OUE", "RAPPOR", "UE", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2",
+            "LIP-kary", "LIP-binary", "Channel"} <= names
 
 
 # ---------------------------------------------------------------------------- (1) chunk-size invariance

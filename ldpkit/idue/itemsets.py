@@ -6,20 +6,24 @@ ID-LDP chapter, eq. :eq:`eq-itemset-budget` and :prf:ref:`thm-idue-ps`.
 from __future__ import annotations
 
 from collections.abc import Set
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import accountant
-from .._validation import MAX_USERS, ArgumentTypeError, check_epsilon, check_positive_int
+from .._validation import EPS_MAX, EPS_MIN, MAX_USERS, ArgumentTypeError, check_epsilon, check_positive_int
 from ..accountant import Guarantee, PairRule
+from ..family import BudgetSweep, Family, register_family
 from ..padding import PaddingSampling
 from ..sets import ItemSetsLike, all_itemsets, as_itemsets
 from ..unary import OUE, RAPPOR, RAPPOR_EPS_MAX, RAPPOR_HIGH_WHY, UnaryEncoding, UnaryReports
 from .mechanism import IDUE, item_budgets
-from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
+from .problem import IDUE_EPS_MAX, IDUE_EPS_MIN, MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
+
+if TYPE_CHECKING:
+    from ..contracts import Contract
 
 __all__ = ["IDUEPS", "check_itemset_id_ldp", "idue_ps", "itemset_budget", "lemma2_log_bounds", "oue_ps", "rappor_ps"]
 
@@ -236,3 +240,55 @@ def oue_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
     eps = check_epsilon(epsilon)
     ell = check_positive_int(ell, "ell", maximum=MAX_USERS)
     return PaddingSampling(lambda k: OUE(k, eps), m, ell)
+
+
+# ---------------------------------------------------------------------------- the families
+def _oue_ps_examples() -> tuple[PaddingSampling, ...]:
+    return (oue_ps(3, 1.0, 2),)
+
+
+def _rappor_ps_examples() -> tuple[PaddingSampling, ...]:
+    return (rappor_ps(2, 0.5, 1),)
+
+
+def _idue_ps_examples() -> tuple[IDUEPS, ...]:
+    return (idue_ps([0.5, 1.0, 1.0], 2), idue_ps([1.0, 2.0], 1, model="opt1"))
+
+
+def _oue_ps_sweeps() -> tuple[BudgetSweep, ...]:
+    # 5 padded bits: enumerating the channel multiplies 4 factors b ~ e^-eps, below 2.2e-308 from eps ~ 177
+    return (BudgetSweep("OUE-PS", lambda e: oue_ps(3, e, 2), EPS_MIN, EPS_MAX, "itemsets", accounting_max=700.0 / 4,
+                        variants=(("OUE-PS(ell=1)", lambda: oue_ps(3, 1.0, 1)),
+                                  ("PS(OUE over 5, d=2, ell=3)",
+                                   lambda: PaddingSampling(lambda k: OUE(k, 1.0), 2, 3)))),)
+
+
+def _rappor_ps_sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("RAPPOR-PS", lambda e: rappor_ps(3, e, 2), EPS_MIN, RAPPOR_EPS_MAX, "itemsets"),)
+
+
+def _idue_ps_sweeps() -> tuple[BudgetSweep, ...]:
+    return (BudgetSweep("IDUE-PS", lambda e: idue_ps([e, 1.0], 1, model="opt1"), IDUE_EPS_MIN, IDUE_EPS_MAX, "itemsets",
+                        eps_arg="budget", scalar_budget=False),)
+
+
+def _itemsets(c: Contract) -> Optional[str]:
+    return "Padding-and-Sampling takes item sets; the promise is stated on single items"
+
+
+def _not_on_items(d: int, t: float) -> Any:  # pragma: no cover - calibration refuses item promises first
+    raise ValueError("Padding-and-Sampling takes item sets")
+
+
+_PS_SKIP = "item-set inputs: the audits take items as inputs"
+for _name, _paper, _examples, _sweeps, _what, _order in (
+        ("OUE-PS", "wang2018locally", _oue_ps_examples, _oue_ps_sweeps, "Padding-and-Sampling around OUE", 110),
+        ("RAPPOR-PS", "wang2018locally", _rappor_ps_examples, _rappor_ps_sweeps,
+         "Padding-and-Sampling around basic RAPPOR", 111)):
+    register_family(Family(
+        _name, _paper, PaddingSampling, _examples, _what, inputs="itemsets", reports="unary", sweeps=_sweeps,
+        at_budget=_not_on_items, initial=lambda c: 1.0, applies=_itemsets, audit_skip=_PS_SKIP, order=_order))
+register_family(Family(
+    "IDUE-PS", "gu2020idldp", IDUEPS, _idue_ps_examples, "IDUE inside Padding-and-Sampling", inputs="itemsets",
+    reports="unary", sweeps=_idue_ps_sweeps, at_budget=_not_on_items, initial=lambda c: 1.0, applies=_itemsets,
+    audit_skip=_PS_SKIP, order=112))

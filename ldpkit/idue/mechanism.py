@@ -5,7 +5,7 @@ ID-LDP chapter, :prf:ref:`alg-idue` and eqs. :eq:`eq-idue-estimator` and :eq:`eq
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -13,9 +13,13 @@ from numpy.typing import ArrayLike
 from .. import accountant
 from .._validation import ArgumentTypeError, check_budget_vector, check_domain_size, real_array
 from ..accountant import Guarantee, PairRule
+from ..family import BudgetSweep, Family, register_family
 from ..unary import UnaryEncoding
-from .problem import MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
+from .problem import IDUE_EPS_MAX, IDUE_EPS_MIN, MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
+
+if TYPE_CHECKING:
+    from ..contracts import Contract
 
 __all__ = ["IDUE", "item_budgets"]
 
@@ -150,3 +154,72 @@ class IDUE(UnaryEncoding):
         if isinstance(r, str) and r == "min":
             return [Guarantee("minid-ldp", budgets=self.budgets.copy())]
         return [Guarantee("id-ldp", budgets=self.budgets.copy(), r=r)]
+
+
+# ---------------------------------------------------------------------------- the families: one per model
+def _finite(budgets: ArrayLike) -> np.ndarray:
+    """Per-item budgets with ``inf`` (no budget) replaced by the largest finite one (IDUE needs finite budgets)."""
+    e = np.asarray(budgets, dtype=float)
+    finite = e[np.isfinite(e)]
+    return np.where(np.isfinite(e), e, finite.max() if finite.size else 1.0)
+
+
+def _at_budget(model: Model) -> Any:
+    def at_budget(d: int, t: float, budgets: Any = None, rule: PairRule = "min") -> IDUE:
+        """IDUE of this model at ``t`` times the per-item ``budgets`` (``inf`` read as the largest finite one)."""
+        if budgets is None:
+            raise ValueError("IDUE is built from per-item budgets: pass budgets (one per item)")
+        e = _finite(budgets)
+        if e.shape != (d,):
+            raise ValueError(f"budgets must hold one budget per item ({d}), got shape {e.shape}")
+        return IDUE(t * e, model=model, r=rule)
+
+    return at_budget
+
+
+def _optimiser(c: Contract) -> Optional[float]:
+    """IDUE solves for ID-LDP (any rule) and MinID-LDP at the promise's budgets: ``t = 1``."""
+    return 1.0 if c.guarantee.notion in ("id-ldp", "minid-ldp") else None
+
+
+def _applies(c: Contract) -> Optional[str]:
+    e = _finite(c.budget_vector())
+    if e.min() < IDUE_EPS_MIN or e.max() > IDUE_EPS_MAX:
+        return f"IDUE's solver takes budgets in [{IDUE_EPS_MIN:g}, {IDUE_EPS_MAX:g}]"
+    return None
+
+
+def _limits(c: Contract) -> tuple[float, float]:
+    """``t`` such that ``t`` times the promise's budgets stays in the solver's range."""
+    e = _finite(c.budget_vector())
+    return IDUE_EPS_MIN / float(e.min()), IDUE_EPS_MAX / float(e.max())
+
+
+def _examples(model: Model) -> Any:
+    def examples() -> tuple[IDUE, ...]:
+        budgets = [0.5, 0.5, 1.0, 2.0] if model != "opt2" else [1.0, 1.5, 1.5, 3.0]
+        return (IDUE(budgets, model=model),)
+
+    return examples
+
+
+def _sweeps(model: Model) -> Any:
+    def sweeps() -> tuple[BudgetSweep, ...]:
+        return (BudgetSweep(f"IDUE-{model}", lambda e: IDUE([e, e, 1.0], model=model), IDUE_EPS_MIN, IDUE_EPS_MAX,
+                            "unary", eps_arg="budget", scalar_budget=False, cheap=model != "opt0"),)
+
+    return sweeps
+
+
+_DESCRIPTIONS = {"opt0": "the worst-case total error minimised", "opt1": "RAPPOR-structured bits",
+                 "opt2": "OUE-structured bits"}
+_AUDIT_SKIP = "IDUE's models are audited through IDUE-opt1, with the same budgets"
+for _order, _model in enumerate(MODELS):
+    register_family(Family(
+        f"IDUE-{_model}", "gu2020idldp", IDUE, _examples(_model),
+        f"input-discriminative unary encoding, model {_model}: {_DESCRIPTIONS[_model]}", reports="unary",
+        sweeps=_sweeps(_model), at_budget=_at_budget(_model), parameter="multiple of the promise's per-item budgets",
+        context=("budgets", "rule"), limits=_limits, initial=lambda c: 1.0, optimiser=_optimiser, applies=_applies,
+        aliases=("IDUE",) if _model == "opt0" else (),
+        audit="IDUE-opt1 with budgets (eps/2, eps, eps, eps)" if _model == "opt1" else None,
+        audit_skip="" if _model == "opt1" else _AUDIT_SKIP, order=90 + _order))

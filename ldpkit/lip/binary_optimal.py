@@ -15,16 +15,20 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._solvers import SolverError
-from .._validation import check_epsilon, check_probabilities, check_probability, describe
+from .._validation import EPS_MIN, check_epsilon, check_probabilities, check_probability, describe
 from ..accountant import check_ldp, check_lip
 from ..channels import ExplicitChannel
+from ..family import BudgetSweep, Family, register_family
 from .binary import BinaryRR, per_user_mse
+
+if TYPE_CHECKING:
+    from ..contracts import Contract
 
 __all__ = [
     "MAX_BINARY_EPS",
@@ -308,3 +312,42 @@ def optimal_ldp(prior: float, epsilon: float) -> BinaryOptimum:
     (0.2689, 0.2689)
     """
     return _solve_binary(prior, epsilon, "ldp", symmetric=False)
+
+
+# ============================================================================ the family
+def _examples() -> tuple[BinaryRR, ...]:
+    # budgets stated by hand: log 7 = log(0.7 / 0.1), the largest ratio of a column (tight), and a
+    # LIP budget above the tight 1.1575 under the prior
+    return (BinaryRR(0.1, 0.3, prior=0.2, epsilon=math.log(7), lip_epsilon=1.2), optimal_lip(0.05, 2.0).mechanism(),
+            optimal_ldp(0.5, 0.5).mechanism())
+
+
+def _sweeps() -> tuple[BudgetSweep, ...]:
+    # binary randomised response: items {0, 1}, a report family of its own
+    return (BudgetSweep("BinaryRR-LIP", lambda e: optimal_lip(0.2, e).mechanism(), EPS_MIN, MAX_BINARY_EPS, "binary",
+                        variants=(("BinaryRR(q0=0.1, q1=0.3)", lambda: BinaryRR(0.1, 0.3)),)),)
+
+
+def _at_budget(d: int, t: float, prior: Any = None) -> BinaryRR:
+    """The binary LIP optimum at ``t`` under ``prior`` (uniform if none) on two items."""
+    if d != 2:
+        raise ValueError(f"binary randomised response takes two items, got d={d}")
+    return optimal_lip(0.5 if prior is None else float(np.asarray(prior, dtype=float)[1]), t).mechanism()
+
+
+def _optimiser(c: Contract) -> Optional[float]:
+    """Under a LIP promise the optimum at the promise's budget is the family's own answer."""
+    return float(c.params["epsilon"]) if c.guarantee.notion == "lip" else None
+
+
+def _applies(c: Contract) -> Optional[str]:
+    if c.d != 2:
+        return f"binary randomised response takes two items, the promise has {c.d}"
+    return None
+
+
+register_family(Family(
+    "LIP-binary", "jiang2018lip", BinaryRR, _examples, "binary randomised response, the LIP optimum under a prior",
+    reports="item", sweeps=_sweeps, at_budget=_at_budget, parameter="LIP epsilon under the promise's prior (uniform if none)", context=("prior",),
+    hi=30.0, optimiser=_optimiser, applies=_applies,
+    audit_skip="binary randomised response: two items, the audits take four", order=101))

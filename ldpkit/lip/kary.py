@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,6 +31,10 @@ from .._validation import (
 from ..accountant import Guarantee, check_ldp, check_lip, ldp_epsilon, lip_epsilon
 from ..channel_oracle import ChannelOracle
 from ..channels import ExplicitChannel, UnaryChannel
+from ..family import Family, register_family
+
+if TYPE_CHECKING:
+    from ..contracts import Contract
 
 __all__ = [
     "MAX_KARY_EPS",
@@ -442,3 +446,31 @@ def compare_kary(prior: ArrayLike, epsilon: float, objective: str = "mse") -> di
             "ldp_epsilon": ldp_epsilon(ch),
         }
     return out
+
+
+# ============================================================================ the family
+def _examples() -> tuple[ChannelOracle, ...]:
+    return (optimal_kary_lip([0.5, 0.3, 0.2], 1.0).oracle(),)
+
+
+def _at_budget(d: int, t: float, prior: Any = None) -> ChannelOracle:
+    """The k-ary LIP optimum at ``t`` under ``prior`` (uniform if none)."""
+    return optimal_kary_lip(np.full(d, 1.0 / d) if prior is None else prior, t).oracle()
+
+
+def _optimiser(c: Contract) -> Optional[float]:
+    """Under a LIP promise the optimum at the promise's budget is the family's own answer."""
+    return float(c.params["epsilon"]) if c.guarantee.notion == "lip" else None
+
+
+def _applies(c: Contract) -> Optional[str]:
+    if c.d > MAX_KARY_K:
+        return f"the k-ary LIP programme is solved for k <= {MAX_KARY_K} items, the promise has {c.d}"
+    return None
+
+
+register_family(Family(
+    "LIP-kary", "jiang2018lip", ChannelOracle, _examples, "optimal k-ary LIP channel under a prior",
+    at_budget=_at_budget, parameter="LIP epsilon under the promise's prior (uniform if none)", context=("prior",),
+    hi=30.0, optimiser=_optimiser, applies=_applies,
+    audit="k-ary LIP optimum at eps under the prior (0.4, 0.3, 0.2, 0.1)", order=100))
