@@ -9,12 +9,13 @@ Usage::
     ldpkit check (ID [ID ...] | --all) [--jobs N]  # rerun and compare with the stored reference results
     ldpkit datasets                                # what data a run would use here: real, prefix or stand-in
     ldpkit perturb --input FILE [--column NAME] [--delimiter C] [--encoding E] --output FILE [--force]
-                   (--mechanism NAME [--epsilon E] [--budgets B] [--sensitive S] [--model M] [--g G]
-                    | --contract SPEC [--family NAME])
+                   (--mechanism NAME [--epsilon E] [--budgets B] [--sensitive S] [--prior FILE] [--rule R]
+                                     [--alpha A] [--g G] [--model M]
+                    | --contract SPEC [--budgets B] [--sensitive S] [--prior FILE] [--matrix FILE] [--family NAME])
                    [--domain FILE | --allow-many-labels] [--seed N] [--data TEXT] [--chunk-rows N]
     ldpkit estimate FILE [FILE ...] [--output CSV [--force]] [--level 0.95] [--state JSON]
     ldpkit account (--reports FILE | --mechanism NAME (--d D | --domain FILE) [--epsilon E] [--budgets B]
-                   [--sensitive S] [--model M] [--g G])
+                   [--sensitive S] [--prior FILE] [--rule R] [--alpha A] [--g G] [--model M])
 
 ``reproduce`` runs experiments of :mod:`ldpkit.experiments` (their defaults reproduce the book)
 with a progress bar on stderr and writes, for each, ``ID.png`` and ``ID.pdf`` (figures only),
@@ -45,13 +46,35 @@ printed when not given, so the run can be repeated).  The domain is ``--domain F
 line: item ``i`` is line ``i``), or else the data's distinct labels, most frequent first (a dry run
 only: a deployed collection fixes its domain beforehand); data with more distinct labels than half
 their rows (and more than ``MANY_LABELS``), such as a numeric or identifier column, are refused
-unless ``--allow-many-labels``.  The mechanism is named (``--mechanism``,
-built over ``d`` = the domain's size) or calibrated to a promise (``--contract``, with
-:mod:`ldpkit.contracts` and :mod:`ldpkit.calibration`: one ``--family``, or the family with the
-smallest total variance at uniform counts, ``n / d`` each, among those that keep it).  ``estimate`` adds report
-files to an :class:`~ldpkit.aggregation.Aggregator` (resumed from and saved to ``--state``) and
-writes the estimate with standard errors and intervals (:meth:`~ldpkit.aggregation.Estimate.to_csv`);
-files of another configuration are refused, naming the file and what differs.  ``account`` prints
+unless ``--allow-many-labels``.
+
+The mechanism is a member of a registered family (:mod:`ldpkit.family`), named or calibrated; the
+command line holds no list of families or notions, so a family or notion registered later (in
+the kit, or by a module imported before :func:`main` runs) is taken the same way.
+``--mechanism NAME`` names the family (its name or an alias, ignoring case; ``--mechanism NAME
+--model M`` is another spelling of ``NAME-M``, as in ``IDUE --model opt1``); its member over
+``d`` = the domain's size is built at budget parameter ``t = --epsilon``, or, for a family that
+reads per-item budgets, at ``t = 1``: its ``--budgets`` as given.  Each context key the family
+declares is read from the flag of that name (``--budgets``, ``--sensitive``, ``--prior``,
+``--rule``, ``--alpha``, ``--g``; ``--budgets`` and ``--sensitive`` must be given where read), and
+a flag the family does not read is refused, naming the families that read it; a family that is
+not indexed by a budget or that perturbs item sets is refused with the reason.  ``--contract
+SPEC`` states a promise of any registered notion, read by :func:`ldpkit.contracts.parse`
+(``ldp:epsilon=1``, ``fldp:epsilon=1,alpha=0.5``, ``minid-ldp`` with ``--budgets``,
+``lip:epsilon=1`` with ``--prior``, ``context-aware`` with ``--matrix``, ...), and the mechanism is
+calibrated to it (:mod:`ldpkit.calibration`): of one ``--family``, or the family chosen by
+:func:`ldpkit.calibration.best`, the smallest total variance at uniform counts (``n / d`` each)
+among those that keep it.  The promise is checked once the domain is known: before the first
+pass with ``--domain``, after it otherwise.  Per-label files are read by :mod:`ldpkit.domain`:
+``--budgets FILE`` and ``--prior FILE`` as ``label,number`` lines
+(:func:`~ldpkit.domain.read_values`), ``--matrix FILE`` as a table with a header line of labels
+(:func:`~ldpkit.domain.read_matrix`), ``--sensitive FILE`` and ``--domain FILE`` as one label a
+line (:func:`~ldpkit.domain.read_labels`).
+
+``estimate`` adds report files to an :class:`~ldpkit.aggregation.Aggregator` (resumed from and
+saved to ``--state``) and writes the estimate with standard errors and intervals
+(:meth:`~ldpkit.aggregation.Estimate.to_csv`); files of another configuration are refused, naming
+the file and what differs.  ``account`` prints
 the privacy profile (:func:`ldpkit.accountant.privacy_profile`) of the mechanism of a report file
 or of one named on the command line, and its declared guarantees.  Every refused input (a bad
 flag combination, a missing, truncated or mismatched file, an unknown label) is one line on
@@ -89,10 +112,25 @@ __all__ = ["main"]
 USAGE_ERROR = 2
 FAILURE = 1
 
-#: the names ``--mechanism`` takes (case-insensitive)
-MECHANISM_NAMES = ("GRR", "KRR", "OUE", "SUE", "RAPPOR", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE")
-#: the contracts ``--contract`` takes (``NAME[:epsilon=E]``)
-CONTRACT_NAMES = ("ldp", "uldp", "minid-ldp", "ipldp")
+#: the context keys of a family (:data:`ldpkit.family.CONTEXT_KEYS`), each read from the flag of the same name
+#: (``--budgets``, ``--sensitive``, ...): its metavar, its argparse type and what it is, for the help
+_CONTEXT_FLAGS: dict[str, tuple[str, Any, str]] = {
+    "budgets": ("B", None, "per-item budgets: one number for every item, or a CSV file of 'label,budget' lines "
+                "(optional header line 'label,budget'; 'inf' marks a non-sensitive item; every label of the "
+                "domain needs a line)"),
+    "sensitive": ("S", None, "sensitive items: comma-separated labels, or a text file with one label a line"),
+    "prior": ("FILE", None, "a prior over the items: a CSV file of 'label,probability' lines (the form of --budgets)"),
+    "rule": ("R", None, "the pair rule of per-item budgets: min (default), average or max"),
+    "alpha": ("A", float, "FLDP's alpha"),
+    "g": ("G", int, "the hash range (OLH's default: round(e^epsilon + 1))"),
+}
+#: context keys ``--mechanism`` needs given (a uRR without sensitive items would be GRR: the items are named)
+_REQUIRED_CONTEXT = ("budgets", "sensitive")
+#: every flag that configures a mechanism named by ``--mechanism``
+_MECHANISM_PARAMS = ("epsilon", *_CONTEXT_FLAGS, "model")
+#: where ``--contract`` reads a promise's data from (:func:`ldpkit.contracts.parse`'s hints)
+_CONTRACT_HINTS = {"budgets": "--budgets B", "sensitive": "--sensitive S", "prior": "--prior FILE",
+                   "matrix": "--matrix FILE"}
 #: rows ``perturb`` reads and perturbs at a time
 DEFAULT_CHUNK_ROWS = 1_000_000
 #: ``perturb`` without ``--domain`` refuses data with more distinct labels than this and than half its rows
@@ -173,27 +211,66 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _RegistryHelp(argparse.HelpFormatter):
+    """Fills the registered families and notions into the help of ``perturb`` and ``account`` when it is shown.
+
+    Reading the registries imports the family modules and numpy, which ``ldpkit --help`` and every
+    other command must not pay for: the texts hold ``{families}``, ``{takes:KEY}`` and ``{notions}``
+    until a help is formatted (:func:`_registry_text`).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> Optional[str]:
+        text = super()._get_help_string(action)
+        return None if text is None else _fill(text)
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(_fill(text))
+
+
+def _fill(text: str) -> str:
+    import re
+
+    return re.sub(r"\{(families|notions|takes:\w+)\}", lambda m: _registry_text(m.group(1)), text)
+
+
+def _registry_text(token: str) -> str:
+    """The families ``--mechanism`` takes, those that read one flag, or the notions ``--contract`` takes."""
+    from .family import families
+
+    named = families(budget=True, inputs="items")
+    if token == "families":
+        return ", ".join(f.name + (f" ({', '.join(f.aliases)})" if f.aliases else "") for f in named)
+    if token.startswith("takes:"):
+        users = [f.name for f in named if _takes(f, token[len("takes:"):])]
+        return ", ".join(users) or "no registered family"
+    from .accountant import SHARED_PARAMETERS, registered_notions
+
+    shown = []
+    for notion in registered_notions():
+        text = [f"{p}={p[0].upper()}" for p in notion.required if p not in SHARED_PARAMETERS]
+        data = [f"--{p}" for p in (*notion.required, *notion.optional) if p in SHARED_PARAMETERS]
+        shown.append(notion.name + (":" + ",".join(text) if text else "") + (f" ({', '.join(data)})" if data else ""))
+    return ", ".join(shown)
+
+
 def _mechanism_flags(p: argparse.ArgumentParser, contract: bool) -> None:
-    """The flags that name a mechanism and its parameters (``perturb``, with ``contract``, and ``account``)."""
-    budgets_of = "IPRR and IDUE (and of the minid-ldp and ipldp contracts)" if contract else "IPRR and IDUE"
-    sensitive_of = "uRR (and of the uldp contract)" if contract else "uRR"
+    """The flags that name a mechanism and its parameters (``perturb``, with ``contract``, and ``account``).
+
+    One flag per context key a family may declare (:data:`ldpkit.family.CONTEXT_KEYS`), read for
+    the families that declare it; the families each flag applies to are listed when the help is shown.
+    """
     p.add_argument("--mechanism", metavar="NAME", default=None,
-                   help=f"the mechanism, case-insensitive: {', '.join(MECHANISM_NAMES)}; built over d = the "
-                   "domain's size")
+                   help="a registered family, by name or alias, case-insensitive: {families}; built over d = the "
+                   "domain's size at --epsilon, or at the --budgets of a family that reads per-item budgets")
     p.add_argument("--epsilon", metavar="E", type=float, default=None,
-                   help="the budget of GRR, KRR, OUE, SUE, RAPPOR, OLH, HR (LDP epsilon), FHR (its FLDP epsilon) "
-                   "and uRR (its ULDP epsilon)")
-    p.add_argument("--budgets", metavar="B", default=None,
-                   help=f"per-item budgets of {budgets_of}: one number for every item, or a CSV file of "
-                   "'label,budget' lines (optional header line 'label,budget'; 'inf' marks a non-sensitive item; "
-                   "every label of the domain needs a line)")
-    p.add_argument("--sensitive", metavar="S", default=None,
-                   help=f"sensitive items of {sensitive_of}: comma-separated labels, or a text file with one "
-                   "label a line")
-    p.add_argument("--model", metavar="M", choices=("opt0", "opt1", "opt2"), default=None,
-                   help="IDUE's optimisation model: opt0 (default), opt1 or opt2")
-    p.add_argument("--g", metavar="G", type=int, default=None,
-                   help="OLH's hash range (default: round(e^epsilon + 1))")
+                   help="the budget parameter t of a family that does not read per-item budgets: {takes:epsilon}")
+    for key, (metavar, kind, what) in _CONTEXT_FLAGS.items():
+        also = " and by the promises of --contract that state them" if contract and key in _CONTRACT_HINTS else ""
+        p.add_argument(f"--{key}", metavar=metavar, type=kind, default=None,
+                       help=f"{what}; read by {{takes:{key}}}{also}")
+    p.add_argument("--model", metavar="M", default=None,
+                   help="another spelling of a family's model: --mechanism NAME --model M is --mechanism NAME-M "
+                   "(--mechanism IDUE --model opt1 is IDUE-opt1)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="show the traceback of an error instead of its one-line message")
 
@@ -202,15 +279,17 @@ def _collection_parsers(sub: Any) -> None:
     """The parsers of ``perturb``, ``estimate`` and ``account`` (a collection on the user's own data)."""
     per = sub.add_parser(
         "perturb",
+        formatter_class=_RegistryHelp,
         help="perturb the items of a CSV column or text file into a reports file (a collection dry run)",
         description="Read items (labels) from a CSV column or a text file with one item per line, perturb each "
         "with a mechanism (named, or calibrated to a privacy contract) and write the reports, the mechanism, the "
         "domain and a data line to a reports file. The input is read twice: once to check its labels and count "
         "its rows, once to perturb. Exit status 2 for any refused input, before anything is written.",
-        epilog="Contracts: ldp:epsilon=E, uldp:epsilon=E (with --sensitive), minid-ldp and ipldp (with "
-        "--budgets). Calibrating every family to minid-ldp takes minutes at d = 1,000 (exact accounting of "
-        "each candidate); --family calibrates one. Examples: ldpkit perturb --input visits.csv --column page --output day1.ldpr --mechanism OUE "
-        "--epsilon 1 --seed 7;  ldpkit perturb --input items.txt --output r.csv --contract ldp:epsilon=1",
+        epilog="Contracts (every registered notion, ldpkit.contracts.parse): {notions}; the per-item data come "
+        "from the flags in parentheses. Calibrating every family to a per-item promise takes minutes at d = 1,000 "
+        "(exact accounting of each candidate); --family calibrates one. Examples: ldpkit perturb --input visits.csv "
+        "--column page --output day1.ldpr --mechanism OUE --epsilon 1 --seed 7;  ldpkit perturb --input items.txt "
+        "--output r.csv --contract ldp:epsilon=1",
     )
     per.add_argument("--input", metavar="FILE", required=True,
                      help="the items: a CSV file with a header line (name the column with --column), or a text file "
@@ -229,12 +308,16 @@ def _collection_parsers(sub: Any) -> None:
     per.add_argument("--force", action="store_true", help="replace the --output file if it exists")
     _mechanism_flags(per, contract=True)
     per.add_argument("--contract", metavar="SPEC", default=None,
-                     help="instead of --mechanism: a privacy promise to calibrate to (ldp:epsilon=E, uldp:epsilon=E, "
-                     "minid-ldp, ipldp; see below)")
+                     help="instead of --mechanism: a privacy promise to calibrate to, NOTION[:PARAM=VALUE,...] "
+                     "(ldpkit.contracts.parse), e.g. ldp:epsilon=1 or fldp:epsilon=1,alpha=0.5; see below")
+    per.add_argument("--matrix", metavar="FILE", default=None,
+                     help="with --contract: the pairwise budgets of a context-aware promise, a CSV table whose header "
+                     "line is an empty field then the labels, and one line per label: the label, then the budget of "
+                     "each pair (row label, column label); the diagonal may be empty")
     per.add_argument("--family", metavar="NAME", default=None,
-                     help="with --contract: calibrate this family only (a name of ldpkit.calibration.families(), "
-                     "e.g. GRR, OUE, IPRR, IDUE-opt1; default: every family, keeping the one with the smallest "
-                     "total variance at uniform counts, n/d each)")
+                     help="with --contract: calibrate this family only (one of {families}); default: every family, "
+                     "keeping the one with the smallest total variance at uniform counts, n/d each "
+                     "(ldpkit.calibration.best)")
     per.add_argument("--domain", metavar="FILE", default=None,
                      help="the domain: a text file of labels, one a line (item i is line i); default: the data's "
                      "distinct labels, most frequent first (a dry run only: a deployed collection fixes its domain "
@@ -275,6 +358,7 @@ def _collection_parsers(sub: Any) -> None:
                      help="show the traceback of an error instead of its one-line message")
     acc = sub.add_parser(
         "account",
+        formatter_class=_RegistryHelp,
         help="print a mechanism's privacy profile under every notion, and its declared guarantees",
         description="The privacy profile (ldpkit.accountant.privacy_profile: the tightest value under each "
         "notion, computed exactly) of the mechanism of a reports file, or of a mechanism given by name and "
@@ -638,205 +722,199 @@ def _missing_column(column: str, columns: list[str], path: str, delimiter: str) 
     return _UsageError(text)
 
 
-def _read_labels(path: str, flag: str, debug: bool) -> list[str]:
-    """The labels of a text file, one a line (trailing blank lines dropped)."""
+def _read_domain(path: str, debug: bool, flag: str = "--domain") -> Any:
+    """``--domain FILE``: the labels of a text file, one a line (:func:`ldpkit.domain.read_labels`)."""
+    from .domain import Domain, read_labels
+
     _existing_file(path, flag)
     with _refused(debug, f"{flag} {path}"):
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
-
-
-def _read_domain(path: str, debug: bool, flag: str = "--domain") -> Any:
-    from .domain import Domain
-
-    labels = _read_labels(path, flag, debug)
+        labels = read_labels(path)
     with _refused(debug, f"{flag} {path} (label i is line i + 1)"):
         return Domain(labels)
 
 
-def _budgets_spec(text: str, debug: bool) -> float | dict[str, float]:
-    """``--budgets``: one number, or the ``label -> budget`` lines of a CSV file (mapped to the domain later)."""
-    import csv
+# --------------------------------------------------------------------------- a family by name, a promise by text
 
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    if not Path(text).is_file():
-        raise _UsageError(f"--budgets {text!r}: neither a number nor an existing file")
-    out: dict[str, float] = {}
-    with _refused(debug, f"--budgets {text}"), open(text, newline="", encoding="utf-8") as fh:
-        for line_no, row in enumerate(csv.reader(fh), start=1):
-            if not row or not "".join(row).strip():
-                continue
-            if line_no == 1 and [c.strip().lower() for c in row] == ["label", "budget"]:
-                continue
-            if len(row) != 2:
-                raise _UsageError(f"--budgets {text}: line {line_no} has {len(row)} fields; each line is label,budget")
-            label, value = row[0], row[1].strip()
-            try:
-                budget = float(value)
-            except ValueError:
-                budget = math.nan
-            if math.isnan(budget):
-                raise _UsageError(f"--budgets {text}: line {line_no}: the budget {value!r} is not a number "
-                                  "(a positive number, or inf for a non-sensitive item)")
-            if label in out:
-                raise _UsageError(f"--budgets {text}: line {line_no}: the label {label!r} is given twice")
-            out[label] = budget
-    if not out:
-        raise _UsageError(f"--budgets {text}: no label,budget lines")
+
+def _family_data(args: argparse.Namespace) -> dict[str, Any]:
+    """The per-label data of the flags given, read before the domain is known (files checked now).
+
+    ``budgets``: one number or the ``label -> budget`` lines of a CSV file; ``sensitive``: labels;
+    ``prior``: ``label -> probability``; ``matrix``: ``row label -> column label -> budget``
+    (:mod:`ldpkit.domain`'s readers).  Each is put in item order by :func:`_in_domain`.
+    """
+    from .domain import read_labels, read_matrix, read_values
+
+    debug = args.debug
+    data: dict[str, Any] = {}
+    if args.budgets is not None:
+        try:
+            data["budgets"] = float(args.budgets)
+        except ValueError:
+            if not Path(args.budgets).is_file():
+                raise _UsageError(f"--budgets {args.budgets!r}: neither a number nor an existing file") from None
+            with _refused(debug, "--budgets"):
+                data["budgets"] = read_values(args.budgets, "budget")
+    if args.sensitive is not None:
+        if Path(args.sensitive).is_file():
+            with _refused(debug, "--sensitive"):
+                labels = [lab for lab in read_labels(args.sensitive) if lab]
+        else:
+            labels = [lab for lab in args.sensitive.split(",") if lab]
+        if not labels:
+            raise _UsageError(f"--sensitive {args.sensitive!r}: no labels")
+        data["sensitive"] = labels
+    if args.prior is not None:
+        _existing_file(args.prior, "--prior")
+        with _refused(debug, "--prior"):
+            data["prior"] = read_values(args.prior, "probability")
+    if getattr(args, "matrix", None) is not None:
+        _existing_file(args.matrix, "--matrix")
+        with _refused(debug, "--matrix"):
+            data["matrix"] = read_matrix(args.matrix, "budget")
+    return data
+
+
+def _in_domain(data: dict[str, Any], domain: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The data of :func:`_family_data` in item order of ``domain`` (a label outside it, or one missing, refused)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        with _refused(args.debug, f"--{key} {getattr(args, key)}"):
+            if key == "sensitive":
+                out[key] = domain.encode(value)
+            elif key == "matrix":
+                out[key] = domain.matrix(value, "budget")
+            else:
+                out[key] = domain.vector(value, "budget" if key == "budgets" else "probability")
     return out
 
 
-def _budget_vector(spec: float | dict[str, float], domain: Any, flag: str, debug: bool) -> Any:
-    """One budget per item of ``domain`` from :func:`_budgets_spec`; a label not listed or unknown is refused."""
-    import numpy as np
+def _takes(family: Any, param: str) -> bool:
+    """Whether ``--mechanism`` reads flag ``--param`` for ``family``.
 
-    if isinstance(spec, float):
-        return np.full(len(domain), spec)
-    with _refused(debug, f"{flag} (its labels)"):
-        index = domain.encode(list(spec))
-    vector = np.full(len(domain), np.nan)
-    vector[index] = list(spec.values())
-    missing = [domain.labels[i] for i in np.flatnonzero(np.isnan(vector))]
-    if missing:
-        raise _UsageError(f"{flag}: no budget for {len(missing)} label(s) of the domain: {_shown(missing)}; every "
-                          "label needs a line (inf for a non-sensitive item)")
-    return vector
+    A family that reads per-item budgets (context ``budgets``) is built at ``t = 1``, its
+    budgets as given; every other at ``t = --epsilon``.  A context key is read from its flag.
+    """
+    if param == "epsilon":
+        return "budgets" not in family.context
+    return param in family.context
 
 
-def _sensitive_spec(text: str, debug: bool) -> list[str]:
-    """``--sensitive``: the labels of a file (one a line) or a comma-separated list."""
-    if Path(text).is_file():
-        labels = [lab for lab in _read_labels(text, "--sensitive", debug) if lab]
-    else:
-        labels = [lab for lab in text.split(",") if lab]
-    if not labels:
-        raise _UsageError(f"--sensitive {text!r}: no labels")
-    return labels
+def _resolve_family(name: str, flag: str) -> Any:
+    """The registered family called ``name`` or with that alias (:func:`ldpkit.family.get_family`), ignoring case."""
+    from .family import families, get_family
+
+    wanted = name.strip()
+    spellings = [n for f in families() for n in (f.name, *f.aliases)]
+    if wanted in spellings:
+        return get_family(wanted)
+    folded = [n for n in spellings if n.lower() == wanted.lower()]
+    if folded:
+        return get_family(folded[0])
+    named = ", ".join(n for f in families(budget=True, inputs="items") for n in (f.name, *f.aliases))
+    raise _UsageError(f"{flag} {name!r}: unknown; choose one of {named}")
 
 
-def _sensitive_items(labels: list[str], domain: Any, debug: bool) -> Any:
-    with _refused(debug, "--sensitive"):
-        return domain.encode(labels)
+def _budget_family(fam: Any, flag: str) -> Any:
+    """``fam`` if it can be built at a budget over items; else the reason, as a usage error."""
+    if fam.at_budget is None:
+        raise _UsageError(f"{flag} {fam.name}: the {fam.name} family ({fam.description}) is not indexed by a budget, "
+                          "so the command line cannot build it; name a family with a budget (see --help)")
+    if fam.inputs != "items":
+        raise _UsageError(f"{flag} {fam.name}: the {fam.name} family ({fam.description}) perturbs item sets, and "
+                          "the command line reads one item per row")
+    return fam
 
 
-#: for each mechanism (upper-case name): the parameter flags it takes; --epsilon, --budgets and --sensitive are required
-_MECHANISM_PARAMS: dict[str, tuple[str, ...]] = {
-    "GRR": ("epsilon",), "KRR": ("epsilon",), "OUE": ("epsilon",), "SUE": ("epsilon",), "RAPPOR": ("epsilon",),
-    "OLH": ("epsilon", "g"), "HR": ("epsilon",), "FHR": ("epsilon",), "URR": ("epsilon", "sensitive"),
-    "IPRR": ("budgets",), "IDUE": ("budgets", "model"),
-}
-_PARAMS = ("epsilon", "budgets", "sensitive", "model", "g")
-_REQUIRED_PARAMS = ("epsilon", "budgets", "sensitive")
+def _named_family(args: argparse.Namespace) -> Any:
+    """``--mechanism NAME`` (and ``--model M``) resolved through the family registry, its flags checked.
 
+    A flag the family does not read is refused, naming the families that read it; ``--epsilon``
+    and the context keys of :data:`_REQUIRED_CONTEXT` are needed where the family reads them.
+    """
+    from .family import families
 
-def _mechanism_name(args: argparse.Namespace) -> str:
-    """The canonical (upper-case) mechanism name, its parameter flags checked (none missing, none foreign)."""
-    key = args.mechanism.strip().upper()
-    if key not in _MECHANISM_PARAMS:
-        raise _UsageError(f"--mechanism {args.mechanism!r}: unknown; choose one of {', '.join(MECHANISM_NAMES)}")
-    takes = _MECHANISM_PARAMS[key]
-    shown = MECHANISM_NAMES[[n.upper() for n in MECHANISM_NAMES].index(key)]
-    for param in _PARAMS:
+    fam = _resolve_family(args.mechanism, "--mechanism")
+    if args.model is not None:
+        target = f"{args.mechanism.strip()}-{args.model.strip()}"
+        found = [f for f in families() if f.name.lower() == target.lower()]
+        if not found:
+            base = args.mechanism.strip().lower() + "-"
+            models = [f.name[len(base):] for f in families(budget=True, inputs="items") if f.name.lower().startswith(base)]
+            has = f"its models: {', '.join(models)}" if models else f"no family is called {args.mechanism.strip()}-M"
+            raise _UsageError(f"--model {args.model}: there is no family {target} ({has}; --mechanism NAME --model M "
+                              "is --mechanism NAME-M)")
+        fam = found[0]
+    _budget_family(fam, "--mechanism")
+    named = families(budget=True, inputs="items")
+    for param in ("epsilon", *_CONTEXT_FLAGS):
         given = getattr(args, param) is not None
-        if given and param not in takes:
-            users = [MECHANISM_NAMES[i] for i, n in enumerate(MECHANISM_NAMES) if param in _MECHANISM_PARAMS[n.upper()]]
-            raise _UsageError(f"--{param} does not apply to {shown} (it is a parameter of {', '.join(users)})")
-        if not given and param in takes and param in _REQUIRED_PARAMS:
-            raise _UsageError(f"--mechanism {shown} needs --{param}")
-    return key
+        takes = _takes(fam, param)
+        if given and not takes:
+            users = [f.name for f in named if _takes(f, param)]
+            which = f"it is a parameter of {', '.join(users)}" if users else "no registered family reads it"
+            if param == "epsilon":  # a family with per-item budgets is built at them
+                which = f"{fam.name} is built at its per-item --budgets; --epsilon is the budget of {', '.join(users)}"
+            raise _UsageError(f"--{param} does not apply to {fam.name} ({which})")
+        if not given and takes and param in ("epsilon", *_REQUIRED_CONTEXT):
+            raise _UsageError(f"--mechanism {fam.name} needs --{param}")
+    unread = [key for key in fam.context if key not in _CONTEXT_FLAGS]
+    if unread:  # pragma: no cover - every context key has its flag (tests/test_cli_registry.py)
+        raise _UsageError(f"--mechanism {fam.name}: it reads {', '.join(unread)}, which no flag gives")
+    return fam
 
 
-def _build_mechanism(key: str, args: argparse.Namespace, domain: Any, budgets: Any, sensitive: Any) -> Any:
-    """The named mechanism over ``d = len(domain)`` (its constructor's refusal is a usage error)."""
-    from .grr import GRR
-    from .hadamard import FHR, HR
-    from .idue import IDUE
-    from .iprr import IPRR
-    from .olh import OLH
-    from .unary import OUE, RAPPOR
-    from .urr import URR
-
-    d = len(domain)
+def _member(fam: Any, args: argparse.Namespace, domain: Any, data: dict[str, Any]) -> Any:
+    """The member of ``fam`` over ``d = len(domain)`` with the flags' context (its constructor's refusal: a usage error)."""
+    context = _in_domain({k: v for k, v in data.items() if k in fam.context}, domain, args)
+    for key in fam.context:
+        if key not in context and getattr(args, key, None) is not None:
+            context[key] = getattr(args, key)
+    t = args.epsilon if _takes(fam, "epsilon") else 1.0
     with _refused(args.debug, f"--mechanism {args.mechanism}"):
-        if key in ("GRR", "KRR"):  # KRR is GRR's other name
-            return GRR(d, args.epsilon)
-        if key == "OUE":
-            return OUE(d, args.epsilon)
-        if key in ("SUE", "RAPPOR"):  # SUE is basic RAPPOR
-            return RAPPOR(d, args.epsilon)
-        if key == "OLH":
-            return OLH(d, args.epsilon, args.g)
-        if key == "HR":
-            return HR(d, args.epsilon)
-        if key == "FHR":
-            return FHR(d, args.epsilon)
-        if key == "URR":
-            return URR(d, args.epsilon, _sensitive_items(sensitive, domain, args.debug))
-        vector = _budget_vector(budgets, domain, f"--budgets {args.budgets}", args.debug)
-        if key == "IPRR":
-            return IPRR(vector)
-        return IDUE(vector, model=args.model or "opt0")
+        return fam.member(len(domain), t, **context)
 
 
-def _contract_spec(args: argparse.Namespace) -> tuple[str, Optional[float]]:
-    """``--contract NAME[:epsilon=E]`` parsed and its flags checked: (notion, epsilon or None)."""
-    name, _, rest = args.contract.partition(":")
-    notion = {"minidldp": "minid-ldp", "minid_ldp": "minid-ldp"}.get(name.strip().lower(), name.strip().lower())
-    if notion not in CONTRACT_NAMES:
-        raise _UsageError(f"--contract {args.contract!r}: unknown promise {name!r}; choose one of "
-                          "ldp:epsilon=E, uldp:epsilon=E, minid-ldp, ipldp")
-    epsilon: Optional[float] = None
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or key.strip().lower() not in ("epsilon", "eps") or notion not in ("ldp", "uldp"):
-            raise _UsageError(f"--contract {args.contract!r}: unknown parameter {part!r} (ldp and uldp take "
-                              "epsilon=E; minid-ldp and ipldp take their budgets from --budgets)")
-        try:
-            epsilon = float(value)
-        except ValueError:
-            raise _UsageError(f"--contract {args.contract!r}: epsilon {value.strip()!r} is not a number") from None
-    if notion in ("ldp", "uldp") and epsilon is None:
-        raise _UsageError(f"--contract {args.contract!r}: {notion} needs its budget, as in {notion}:epsilon=1")
-    takes = {"ldp": (), "uldp": ("sensitive",), "minid-ldp": ("budgets",), "ipldp": ("budgets",)}[notion]
-    for param in _PARAMS:
-        given = getattr(args, param) is not None
-        if given and param not in takes:
-            why = (" (the contract's epsilon is in the spec, e.g. ldp:epsilon=1)" if param == "epsilon" else
-                   " (calibration chooses the family's parameters)" if param in ("model", "g") else "")
-            raise _UsageError(f"--{param} does not apply to --contract {notion}{why}")
-        if not given and param in takes:
-            raise _UsageError(f"--contract {notion} needs --{param}")
-    return notion, epsilon
+def _stored(mech: Any, args: argparse.Namespace) -> Any:
+    """``mech``, if a reports file can store it (refused before anything is written otherwise)."""
+    if not _storable(mech):
+        raise _UsageError(f"--mechanism {args.mechanism}: {mech.provenance.describe()} cannot be stored in a reports "
+                          "file (its class does not state its arguments, or no registered family declares it)")
+    return mech
 
 
-def _family_name(name: str) -> str:
-    """A registered calibration family's name, matched case-insensitively."""
-    from .calibration import families
+def _contract_flags(args: argparse.Namespace) -> Any:
+    """The flags of ``--contract`` checked before any work; the ``--family`` (a :class:`~ldpkit.family.Family`) or None."""
+    if args.epsilon is not None:
+        raise _UsageError("--epsilon does not apply to --contract (the promise's epsilon is in its text, e.g. "
+                          "ldp:epsilon=1)")
+    for param in ("rule", "alpha", "g", "model"):
+        if getattr(args, param) is not None:
+            where = ("calibration chooses the family's parameters" if param in ("g", "model") else
+                     "a promise's own parameters are in its text, e.g. id-ldp:rule=average or fldp:epsilon=1,alpha=0.5")
+            raise _UsageError(f"--{param} does not apply to --contract ({where})")
+    if args.family is None:
+        return None
+    fam = _resolve_family(args.family, "--family")
+    if fam.at_budget is None:
+        raise _UsageError(f"--family {fam.name}: the {fam.name} family ({fam.description}) is not indexed by a budget: "
+                          "there is nothing to calibrate")
+    return fam
 
-    names = [f.name for f in families()]
-    for known in names:
-        if known.lower() == name.strip().lower():
-            return known
-    raise _UsageError(f"--family {name!r}: unknown; choose one of {', '.join(names)}")
 
-
-def _build_contract(notion: str, epsilon: Optional[float], args: argparse.Namespace, domain: Any, budgets: Any,
-                    sensitive: Any) -> Any:
+def _promise(args: argparse.Namespace, domain: Any, data: dict[str, Any]) -> Any:
+    """``--contract SPEC`` on ``domain`` with the data flags (:func:`ldpkit.contracts.parse`)."""
     from . import contracts
 
-    eps = math.nan if epsilon is None else epsilon  # set for ldp and uldp (checked by _contract_spec)
+    values = _in_domain(data, domain, args)
     with _refused(args.debug, f"--contract {args.contract}"):
-        if notion == "ldp":
-            return contracts.ldp(len(domain), eps)
-        if notion == "uldp":
-            return contracts.uldp(len(domain), eps, _sensitive_items(sensitive, domain, args.debug))
-        vector = _budget_vector(budgets, domain, f"--budgets {args.budgets}", args.debug)
-        return contracts.minidldp(vector) if notion == "minid-ldp" else contracts.ipldp(vector)
+        return contracts.parse(args.contract, len(domain), hints=_CONTRACT_HINTS, **values)
+
+
+def _promise_text(contract: Any) -> str:
+    """``contract NAME (epsilon=1, alpha=0.5)``: the promise and the numbers of its text, for messages."""
+    numbers = [f"{k}={v:g}" for k, v in contract.params.items() if isinstance(v, float)]
+    return f"contract {contract.name}" + (f" ({', '.join(numbers)})" if numbers else "")
 
 
 def _storable(mech: Any) -> bool:
@@ -845,47 +923,43 @@ def _storable(mech: Any) -> bool:
 
     try:
         mechanism_config(mech)
-    except NotImplementedError:
+    except (NotImplementedError, ValueError):
         return False
     return True
 
 
-def _calibrated(contract: Any, what: str, family: Optional[str], n: int, err: TextIO, debug: bool) -> Any:
-    """The mechanism calibrated to ``contract``: of ``family``, or the smallest total variance among all families."""
+def _calibrated(contract: Any, args: argparse.Namespace, family: Any, n: int, err: TextIO) -> Any:
+    """The mechanism calibrated to ``contract``: of ``family``, or :func:`ldpkit.calibration.best` at uniform counts."""
     import numpy as np
 
-    from .calibration import calibrate, calibrate_all, families
+    from .calibration import best, calibrate
+    from .family import families
 
+    what = _promise_text(contract)
     uniform = np.full(contract.d, n / contract.d)
     if family is not None:
-        with _refused(debug, f"--family {family}"):
+        with _refused(args.debug, f"--family {family.name}"):
             cal = calibrate(family, contract)
         if not cal.satisfiable:
-            raise _UsageError(f"--family {family}: no member keeps {what}: {cal.reason}")
+            raise _UsageError(f"--family {family.name}: no member keeps {what}: {cal.reason}")
         if not _storable(cal.mechanism):
-            raise _UsageError(f"--family {family}: its member cannot be stored in a reports file (its class does not "
-                              "state its arguments)")
-        err.write(f"ldpkit perturb: {what}: {family} calibrated to {cal.mechanism.provenance.describe()} "
+            raise _UsageError(f"--family {family.name}: its member cannot be stored in a reports file (its class does "
+                              "not state its arguments)")
+        err.write(f"ldpkit perturb: {what}: {family.name} calibrated to {cal.mechanism.provenance.describe()} "
                   f"({cal.method}, parameter {cal.parameter:.6g}); total variance at uniform counts "
                   f"{cal.total_variance(uniform):.4g} for n = {n}\n")
         return cal.mechanism
-    err.write(f"ldpkit perturb: {what}: calibrating {len(families())} families (--family NAME calibrates one) ...\n")
+    err.write(f"ldpkit perturb: {what}: calibrating {len(families(budget=True))} families (--family NAME calibrates "
+              "one) ...\n")
     err.flush()
-    with _refused(debug, f"--contract {what}"):
-        cals = calibrate_all(contract)
-    kept = [(name, cal, cal.total_variance(uniform)) for name, cal in cals.items()
-            if cal.satisfiable and _storable(cal.mechanism)]
-    if not kept:
-        reasons = "; ".join(f"{name}: {cal.reason}" for name, cal in list(cals.items())[:3])
-        raise _UsageError(f"--contract {what}: no family keeps it ({reasons} ...)")
-    smallest = min(v for _, _, v in kept)
-    # ties within rounding go to the first family registered
-    name, cal, value = next(k for k in kept if k[2] <= smallest * (1 + 1e-9))
-    others = sorted((k for k in kept if k[0] != name), key=lambda k: k[2])[:2]
-    nxt = ", ".join(f"{o[0]} {o[2]:.4g}" for o in others)
-    err.write(f"ldpkit perturb: {what}: chose {name}, {cal.mechanism.provenance.describe()} ({cal.method}): the "
-              f"smallest total variance at uniform counts ({value:.4g} for n = {n}) of the {len(kept)} of "
-              f"{len(cals)} families that keep it" + (f"; next: {nxt}" if nxt else "") + "\n")
+    with _refused(args.debug, f"--contract {args.contract}"):
+        cal = best(contract, counts=uniform)
+    if not _storable(cal.mechanism):
+        raise _UsageError(f"--contract {args.contract}: {cal.family.name} keeps it with the smallest total variance, "
+                          "but its member cannot be stored in a reports file; name another with --family")
+    err.write(f"ldpkit perturb: {what}: chose {cal.family.name}, {cal.mechanism.provenance.describe()} ({cal.method}, "
+              f"parameter {cal.parameter:.6g}): the smallest total variance at uniform counts "
+              f"({cal.total_variance(uniform):.4g} for n = {n}) of the families that keep it\n")
     return cal.mechanism
 
 
@@ -966,14 +1040,13 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _UsageError("give --mechanism NAME (with its parameters) or --contract SPEC, exactly one")
     if args.family is not None and args.contract is None:
         raise _UsageError("--family applies with --contract only")
-    key = notion = None
-    epsilon: Optional[float] = None
-    family: Optional[str] = None
+    if args.matrix is not None and args.contract is None:
+        raise _UsageError("--matrix applies with --contract only (the pairwise budgets of a context-aware promise)")
+    family = calibrated = None
     if args.mechanism is not None:
-        key = _mechanism_name(args)
+        family = _named_family(args)
     else:
-        notion, epsilon = _contract_spec(args)
-        family = None if args.family is None else _family_name(args.family)
+        calibrated = _contract_flags(args)
     if args.chunk_rows < 1:
         raise _UsageError(f"--chunk-rows must be >= 1, got {args.chunk_rows}")
     if args.seed is not None and args.seed < 0:
@@ -1000,11 +1073,13 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _UsageError("--output must not be the --input file")
     _new_file(args.output, "--output", args.force)
     given_domain = None if args.domain is None else _read_domain(args.domain, args.debug)
-    budgets = None if args.budgets is None else _budgets_spec(args.budgets, args.debug)
-    sensitive = None if args.sensitive is None else _sensitive_spec(args.sensitive, args.debug)
-    mech = None
-    if key is not None and given_domain is not None:  # the domain is known: the mechanism is checked now
-        mech = _build_mechanism(key, args, given_domain, budgets, sensitive)
+    data = _family_data(args)
+    mech = contract = None
+    if given_domain is not None:  # the domain is known: the mechanism or the promise is checked now
+        if family is not None:
+            mech = _stored(_member(family, args, given_domain, data), args)
+        else:
+            contract = _promise(args, given_domain, data)
     # 3. the first pass: every label checked, the rows counted
     rows, counts = _scan(path, args.column, args.chunk_rows, err, args.debug, delimiter, encoding)
     column = f"column {args.column!r}" if args.column is not None else "one item per line"
@@ -1029,15 +1104,14 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             domain = Domain.from_values(Counter(counts).elements(), order="frequency")
         err.write(f"ldpkit perturb: no --domain: the domain is the {len(domain)} distinct labels of the data, most "
                   "frequent first (a dry run: a deployed collection fixes its domain beforehand; pass --domain FILE)\n")
-    # 4. the mechanism (built above when the domain was given)
-    if mech is None and key is not None:
-        mech = _build_mechanism(key, args, domain, budgets, sensitive)
+    # 4. the mechanism (built above when the domain was given; a promise is calibrated now)
+    if mech is None and family is not None:
+        mech = _stored(_member(family, args, domain, data), args)
     elif mech is None:
-        assert notion is not None
-        contract = _build_contract(notion, epsilon, args, domain, budgets, sensitive)
-        what = f"contract {contract.name}" + (f" (epsilon={epsilon:g})" if epsilon is not None else "")
-        mech = _calibrated(contract, what, family, rows, err, args.debug)
-    data = args.data if args.data is not None else f"{Path(path).name}, {column}, {rows} rows"
+        if contract is None:
+            contract = _promise(args, domain, data)
+        mech = _calibrated(contract, args, calibrated, rows, err)
+    line = args.data if args.data is not None else f"{Path(path).name}, {column}, {rows} rows"
     seed = args.seed
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
@@ -1045,7 +1119,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rng = as_generator(seed)  # the one normaliser of seeds
     # 5. the second pass: perturb chunk by chunk with the one generator, write block by block
     with _refused(args.debug, f"--output {args.output}"):
-        with ReportWriter(args.output, mech, domain=domain, data=data) as writer:
+        with ReportWriter(args.output, mech, domain=domain, data=line) as writer:
             bar = _progress(rows, f"perturbing {Path(path).name}", err, rows > args.chunk_rows)
             try:
                 for values in _read_chunks(path, args.column, args.chunk_rows, delimiter, encoding):
@@ -1143,7 +1217,7 @@ def _cmd_account(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _UsageError("give --reports FILE or --mechanism NAME (with --d or --domain and its parameters), "
                           "exactly one")
     if args.reports is not None:
-        extra = [f"--{p}" for p in (*_PARAMS, "d", "domain") if getattr(args, p) is not None]
+        extra = [f"--{p}" for p in (*_MECHANISM_PARAMS, "d", "domain") if getattr(args, p) is not None]
         if extra:
             raise _UsageError(f"{', '.join(extra)}: not with --reports (the file states its mechanism)")
         _existing_file(args.reports, "--reports")
@@ -1151,7 +1225,7 @@ def _cmd_account(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f = open_reports(args.reports)
         mech, domain, source = f.mechanism, f.domain, f" (the mechanism of {args.reports})"
     else:
-        key = _mechanism_name(args)
+        family = _named_family(args)
         if args.d is None and args.domain is None:
             raise _UsageError(f"--mechanism {args.mechanism} needs --d D or --domain FILE")
         domain = None if args.domain is None else _read_domain(args.domain, args.debug)
@@ -1161,9 +1235,7 @@ def _cmd_account(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if args.d < 2:
                 raise _UsageError(f"--d must be at least 2, got {args.d}")
             domain = Domain.integers(args.d)
-        budgets = None if args.budgets is None else _budgets_spec(args.budgets, args.debug)
-        sensitive = None if args.sensitive is None else _sensitive_spec(args.sensitive, args.debug)
-        mech, source = _build_mechanism(key, args, domain, budgets, sensitive), ""
+        mech, source = _member(family, args, domain, _family_data(args)), ""
     with _refused(args.debug, "privacy profile"):
         profile = privacy_profile(mech)
     rows = [(k, v) for k, v in profile.as_dict().items() if v is not None]

@@ -10,7 +10,8 @@ closed form, computed independently here), in :func:`ldpkit.contracts.parse` (sa
 side of the boundary, not on the other) and among the members of the map of notions; and every
 result that existed before is unchanged (the other notions' profile of a few mechanisms, every
 relation of the map between two builtin notions).  The command line reads promises through
-:func:`ldpkit.contracts.parse`, which needs nothing notion-specific.
+:func:`ldpkit.contracts.parse`, which needs nothing notion-specific: the copy's ``ldpkit perturb
+--contract renyi-ldp:...`` calibrates GRR to the new promise, and its help lists the notion.
 """
 
 from __future__ import annotations
@@ -184,6 +185,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     out["root"] = str(root)
+    # the command line of the copy: --contract reads the new notion through contracts.parse, its help lists it
+    (root / "items.txt").write_text("a\nb\nc\nd\ne\na\n")
+    (root / "labels.txt").write_text("a\nb\nc\nd\ne\n")
+    cli = [sys.executable, "-m", "ldpkit", "perturb", "--input", "items.txt", "--domain", "labels.txt", "--seed", "1",
+           "--output", "renyi.ldpr", "--family", "GRR", "--contract", "renyi-ldp:epsilon=0.5,order=2"]
+    perturb = subprocess.run(cli, cwd=root, env=env, capture_output=True, text=True)
+    shown = subprocess.run([sys.executable, "-m", "ldpkit", "perturb", "--help"], cwd=root, env=env,
+                           capture_output=True, text=True)
+    out["cli"] = {"status": perturb.returncode, "err": perturb.stderr, "file": str(root / "renyi.ldpr"),
+                  "help": " ".join(shown.stdout.split())}
     return out
 
 
@@ -226,3 +237,14 @@ def test_it_appears_in_the_notion_map_and_changes_no_existing_result(run: dict[s
         theirs = dict(run["profiles"][repr(mech)])
         assert theirs.pop("renyi_epsilon") is None
         assert theirs == accountant.privacy_profile(mech, prior=np.full(4, 0.25)).values
+
+
+def test_it_appears_in_the_command_line(run: dict[str, Any]) -> None:
+    from ldpkit.reportio import open_reports
+
+    cli = run["cli"]
+    assert cli["status"] == 0, cli["err"]
+    assert "contract Renyi-LDP (epsilon=0.5, order=2): GRR calibrated to GRR(d=5, epsilon=" in cli["err"]
+    grr = open_reports(cli["file"]).mechanism  # a GRR file: readable here, without the new notion
+    assert _grr_renyi(5, grr.epsilon, 2.0) == pytest.approx(0.5, rel=1e-6)  # at the promise's boundary
+    assert "renyi-ldp:epsilon=E,order=O" in cli["help"]
