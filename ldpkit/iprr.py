@@ -29,7 +29,7 @@ in :ref:`sec-ipldp-minid` and in the experiments chapter.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -51,6 +51,9 @@ from .base import ItemReportOracle, item_report_mle
 from .channels import ExplicitChannel
 from .family import BudgetSweep, Family, register_family
 from .reports import ItemReports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contracts import Contract
 
 __all__ = ["IPRR", "MAX_EXPLICIT_D", "iprr_pairwise_log_ratio", "iprr_parameters", "mle_keep_or_resample"]
 
@@ -328,7 +331,16 @@ def _at_budget(d: int, t: float, budgets: Any = None) -> IPRR:
     return IPRR(t * e)
 
 
+def _limits(c: Contract) -> tuple[float, float]:
+    """``t`` such that ``t`` times the promise's finite budgets stays in ``[EPS_MIN, EPS_MAX]`` (and ``t <= 50``)."""
+    e = c.budget_vector()
+    finite = e[np.isfinite(e)]
+    if not finite.size:
+        return EPS_MIN, 50.0
+    return EPS_MIN / float(finite.min()), min(50.0, EPS_MAX / float(finite.max()))
+
+
 register_family(Family(
     "IPRR", "li2023ipldp", IPRR, _examples, "item-oriented personalised randomised response", sweeps=_sweeps,
     at_budget=_at_budget, parameter="multiple of the promise's per-item budgets", context=("budgets",), hi=50.0,
-    initial=lambda c: 1.0, audit="IPRR with budgets (eps/2, eps, eps, eps)", order=80))
+    limits=_limits, initial=lambda c: 1.0, audit="IPRR with budgets (eps/2, eps, eps, eps)", order=80))

@@ -252,11 +252,13 @@ def test_a_notion_registered_later_is_taken_and_no_family_keeping_it_is_one_line
     assert "contract Floor-LDP (epsilon=1.5, floor=0.5): chose GRR, GRR(d=3, epsilon=" in err, err
     assert contracts.parse("floor-ldp:epsilon=1.5,floor=0.5", d=3).satisfied(open_reports(out).mechanism)
     out.unlink()
-    assert main([*base, "--contract", "floor-ldp:epsilon=1,floor=2"]) == 2
-    line = _one_line(capsys)
-    assert line.startswith("ldpkit perturb: error: --contract floor-ldp:epsilon=1,floor=2: no family keeps "
-                           "Floor-LDP: GRR: no member keeps the promise"), line
-    assert not out.exists()
+    # a budget below 1 too (regression: IPRR's search once left its budget range at t = 1e-6 and raised)
+    for spec in ("floor-ldp:epsilon=1,floor=2", "floor-ldp:epsilon=0.5,floor=1"):
+        assert main([*base, "--contract", spec]) == 2
+        line = _one_line(capsys)
+        assert line.startswith(f"ldpkit perturb: error: --contract {spec}: no family keeps "
+                               "Floor-LDP: GRR: no member keeps the promise"), line
+        assert not out.exists()
 
 
 @pytest.mark.parametrize(("argv", "message"), [
