@@ -69,6 +69,7 @@ __all__ = [
     "families",
     "family_of",
     "get_family",
+    "load_module",
     "register_family",
     "smallest_budget",
     "unregister_family",
@@ -538,7 +539,7 @@ def families(*, inputs: Optional[str] = None, budget: Optional[bool] = None,
         ``False``: only the others.
     discover
         ``False``: the families registered so far, without importing the kit's other family modules
-        (what :func:`load_module` and a reader of one stored class need).
+        (what :func:`~ldpkit.family.load_module` and a reader of one stored class need).
 
     Examples
     --------
