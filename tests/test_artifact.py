@@ -164,6 +164,22 @@ def test_repeated_frames_are_summarised_per_setting() -> None:
     assert C.compare(summary, near, spec).status == "reproduced"
 
 
+def test_numbers_inside_text_are_compared_as_numbers() -> None:
+    spec = C.Comparison(keys=("k",))
+    ref = pd.DataFrame({"k": [1, 2], "va": [549552.4706610158, 1.0],
+                        "verdict": ["undecided: difference 1.164e-10 (exact)", "A better: difference -1 (exact)"]})
+    # rounding noise: a difference of two equal variances (below the row's scale times rtol), a last digit
+    noise = ref.assign(verdict=["undecided: difference 0 (exact)", "A better: difference -1.0000000001 (exact)"])
+    assert C.compare(ref, noise, spec).status == "reproduced"
+    for verdict in (["undecided: difference 0 (exact)", "A better: difference -1.001 (exact)"],  # a number moved
+                    ["undecided: difference 0 (exact)", "B better: difference -1 (exact)"],  # a word changed
+                    ["undecided: difference 0.9 (exact)", "A better: difference -1 (exact)"],  # above the floor
+                    ["undecided: difference 0 (exact)", "A better: difference -1 -1 (exact)"]):  # a number added
+        report = C.compare(ref, ref.assign(verdict=verdict), spec)
+        assert report.status == "differs" and "verdict" in report.detail, (verdict, report)
+    assert C.tokens("IDUE-opt0 at 1e-3, 2.5") == ["IDUE-opt0 at ", 0.001, ", ", 2.5]
+
+
 @pytest.mark.skipif(not (Path(os.environ.get("LDPKIT_DATA_DIR") or "/nonexistent") / "retail.dat").is_file(),
                     reason="needs the shared data in LDPKIT_DATA_DIR (the references were made with it)")
 def test_check_all_at_full_scale_reproduces_every_result(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ __all__ = [
     "load_reference",
     "reference_seconds",
     "summarise",
+    "tokens",
     "write_reference",
 ]
 
@@ -142,12 +144,34 @@ def _float(value: Any) -> float | None:
     return out
 
 
-def _same(a: Any, b: Any, rtol: float) -> tuple[bool, float]:
-    """Whether two exact cells agree, and their relative deviation (0 for equal non-numbers)."""
-    fa, fb = _float(a), _float(b)
-    if fa is None or fb is None:
-        equal = str(a) == str(b)
-        return equal, 0.0 if equal else math.inf
+#: a number inside text: not glued to a letter, digit or point on either side ("opt0" is a word)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def tokens(text: str) -> list[str | float]:
+    """``text`` split into words and numbers: the numbers as floats, everything between them as strings.
+
+    Examples
+    --------
+    >>> tokens("IPRR better: difference -2.856e+05 (exact)")
+    ['IPRR better: difference ', -285600.0, ' (exact)']
+    >>> tokens("IDUE-opt0 at 1")
+    ['IDUE-opt0 at ', 1.0]
+    """
+    out: list[str | float] = []
+    at = 0
+    for match in _NUMBER.finditer(text):
+        if match.start() > at:
+            out.append(text[at:match.start()])
+        out.append(float(match.group()))
+        at = match.end()
+    if at < len(text):
+        out.append(text[at:])
+    return out
+
+
+def _close(fa: float, fb: float, rtol: float, floor: float) -> tuple[bool, float]:
+    """Whether two numbers agree to ``rtol`` (or are both at most ``floor`` in size), and their relative deviation."""
     if math.isnan(fa) or math.isnan(fb):
         equal = math.isnan(fa) and math.isnan(fb)
         return equal, 0.0 if equal else math.inf
@@ -155,7 +179,54 @@ def _same(a: Any, b: Any, rtol: float) -> tuple[bool, float]:
         return True, 0.0
     scale = max(abs(fa), abs(fb))
     rel = abs(fa - fb) / scale
-    return rel <= rtol or abs(fa - fb) <= 1e-300, rel
+    return rel <= rtol or abs(fa - fb) <= 1e-300 or scale <= floor, rel
+
+
+def _same(a: Any, b: Any, rtol: float, floor: float = 0.0) -> tuple[bool, float]:
+    """Whether two exact cells agree, and their relative deviation (0 for equal non-numbers).
+
+    Numbers agree to the relative tolerance ``rtol``.  Text is compared token by token
+    (:func:`tokens`): the words exactly, the numbers in it as numbers, to ``rtol``; two numbers
+    both at most ``floor`` in size agree (a difference of two nearly equal quantities printed in
+    the text is rounding noise of the size of the row's values times ``rtol``, which is the
+    floor :func:`compare` passes).
+
+    Examples
+    --------
+    >>> _same("undecided: difference 1.164e-10 (exact)", "undecided: difference 0 (exact)", 1e-6, floor=0.5)
+    (True, 1e-06)
+    >>> _same("A better: difference -2.856e+05", "A better: difference -2.857e+05", 1e-6, floor=0.5)[0]
+    False
+    >>> _same("IDUE-opt0 better", "IDUE-opt1 better", 1e-6)[0]
+    False
+    """
+    fa, fb = _float(a), _float(b)
+    if fa is not None and fb is not None:
+        return _close(fa, fb, rtol, 0.0)
+    if str(a) == str(b):
+        return True, 0.0
+    if fa is not None or fb is not None:  # a number against text
+        return False, math.inf
+    ta, tb = tokens(str(a)), tokens(str(b))
+    if len(ta) != len(tb):
+        return False, math.inf
+    worst = 0.0
+    for x, y in zip(ta, tb):
+        if isinstance(x, str) or isinstance(y, str):
+            if x != y:
+                return False, math.inf
+            continue
+        same, rel = _close(x, y, rtol, floor)
+        if not same:
+            return False, rel
+        worst = max(worst, min(rel, rtol))  # two numbers below the floor: within the tolerance
+    return True, worst
+
+
+def _row_scale(table: pd.DataFrame, i: int, columns: list[str]) -> float:
+    """The largest magnitude among row ``i``'s finite floating-point cells (0 if none)."""
+    values = [abs(float(table[c][i])) for c in columns]
+    return max((v for v in values if math.isfinite(v)), default=0.0)
 
 
 def _where(row: pd.Series, keys: tuple[str, ...]) -> str:
@@ -194,6 +265,7 @@ def compare(reference: pd.DataFrame, rerun: pd.DataFrame, spec: Comparison, expe
                 return CheckReport(experiment_id, "differs", f"settings differ: {key} = {new[key][row]!r} "
                                    f"where the reference has {ref[key][row]!r}")
     sd_cols = {c[: -len(_SD)] for c in ref.columns if c.endswith(_SD)}
+    float_cols = [c for c in ref.columns if ref[c].dtype.kind == "f" and not c.endswith(_SD)]
     mc_cells: list[tuple[float, str]] = []  # (z, where)
     worst_rel, worst_rel_at, n_exact = 0.0, "", 0
     for col in ref.columns:
@@ -215,7 +287,8 @@ def compare(reference: pd.DataFrame, rerun: pd.DataFrame, spec: Comparison, expe
             if combined > 0 and fa is not None and fb is not None and not (math.isnan(fa) or math.isnan(fb)):
                 mc_cells.append((abs(fa - fb) / combined, f"{col} at {_where(new.iloc[i], spec.keys)}"))
                 continue
-            same, rel = _same(a, b, spec.rtol)
+            floor = spec.rtol * _row_scale(ref, i, float_cols) if isinstance(a, str) else 0.0
+            same, rel = _same(a, b, spec.rtol, floor)
             n_exact += 1
             if rel > worst_rel:
                 worst_rel, worst_rel_at = rel, f"{col} at {_where(new.iloc[i], spec.keys)}"

@@ -65,7 +65,7 @@ from .comparison import Comparison
 from .config import RunConfig, subsample
 from .inputs import identity, load_auto
 from .registry import Experiment, ExperimentData, register
-from .verdicts import UNDECIDED, exact_verdict
+from .verdicts import UNDECIDED, Verdict, exact_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
@@ -806,6 +806,24 @@ def _restated_rows() -> list[_Restated]:
     ]
 
 
+def _verdict_text(verdict: Verdict) -> str:
+    """The verdict in words; an exact tie's difference prints as 0, not as its rounding noise.
+
+    Two exact values equal to the verdict's relative tolerance are a tie: their difference is
+    zero in exact arithmetic (the same variance reached by two formulas) and its computed value
+    is rounding noise whose last digits depend on the machine.
+
+    >>> from ldpkit.experiments.verdicts import exact_verdict
+    >>> _verdict_text(exact_verdict("IPRR", 549552.4706610158, "uRR", 549552.4706610157))
+    'undecided: difference 0 (exact)'
+    >>> _verdict_text(exact_verdict("IPRR", 1.0, "uRR", 2.0))
+    'IPRR better: difference -1 (exact)'
+    """
+    if verdict.method == "exact" and verdict.winner is None:
+        return str(dataclasses.replace(verdict, difference=0.0))
+    return str(verdict)
+
+
 def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
     """Each paper's headline comparison at its own setting and at one matched promise, decided exactly.
 
@@ -813,11 +831,11 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
     comparison), ``paper``, ``comparison``, ``setting`` (the paper's), ``promise`` (the matched
     one), ``a`` (the paper's mechanism) and ``b`` (a baseline), their exact total variances at the
     paper's setting (``printed_a``, ``printed_b``) with the verdict (``printed_winner``,
-    ``printed_verdict``; ``"undecided"`` for a tie), the calibrated parameters and variances under the matched promise
-    (``param_a``, ``param_b``, ``matched_a``, ``matched_b``), its verdict (``matched_winner``,
-    ``matched_verdict``; a mechanism with no member loses by default, ``reason_a``/``reason_b``
-    say why), ``already_matched`` (the paper's members are the calibrated ones, to a relative
-    1e-9) and ``changes`` (the winner differs).  Counts: the scenario's Zipf counts (two items for
+    ``printed_verdict``; ``"undecided"`` for a tie, whose difference prints as 0), the calibrated
+    parameters and variances under the matched promise (``param_a``, ``param_b``, ``matched_a``,
+    ``matched_b``), its verdict (``matched_winner``, ``matched_verdict``; a mechanism with no
+    member loses by default, ``reason_a``/``reason_b`` say why), ``already_matched`` (the paper's
+    members are the calibrated ones, to a relative 1e-9) and ``changes`` (the winner differs).  Counts: the scenario's Zipf counts (two items for
     the LIP row, prior ``LIP_PRIOR_1``).
     """
     import pandas as pd
@@ -837,7 +855,7 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             mb = cal_b.total_variance(counts) if cal_b.satisfiable else math.nan
             if cal_a.satisfiable and cal_b.satisfiable:
                 mv = exact_verdict(spec.a, ma, b, mb)
-                m_winner, m_text = mv.winner or UNDECIDED, str(mv)
+                m_winner, m_text = mv.winner or UNDECIDED, _verdict_text(mv)
             elif cal_a.satisfiable or cal_b.satisfiable:
                 m_winner = spec.a if cal_a.satisfiable else b
                 loser = b if cal_a.satisfiable else spec.a
@@ -852,7 +870,7 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             rows.append({
                 "key": spec.key, "paper": spec.paper, "comparison": spec.comparison, "setting": spec.setting,
                 "promise": spec.promise_text(sc), "a": spec.a, "b": b,
-                "printed_a": va, "printed_b": vb, "printed_winner": pv.winner or UNDECIDED, "printed_verdict": str(pv),
+                "printed_a": va, "printed_b": vb, "printed_winner": pv.winner or UNDECIDED, "printed_verdict": _verdict_text(pv),
                 "param_a": cal_a.parameter, "param_b": cal_b.parameter, "matched_a": ma, "matched_b": mb,
                 "matched_winner": m_winner, "matched_verdict": m_text,
                 "reason_a": cal_a.reason, "reason_b": cal_b.reason,
