@@ -3,9 +3,18 @@
 The reference results live in ``ldpkit/experiments/references/``: for every registered
 experiment ``ID.csv`` (the summary below, made by the same code at the experiment's default
 configuration) and ``ID.json`` (the provenance record of that run,
-:mod:`ldpkit.experiments.provenance`: data identities, versions, wall time).  A maintainer
-remakes them with ``python -m ldpkit.experiments.check --write-references`` after a change that
-moves a result on purpose.
+:mod:`ldpkit.experiments.provenance`: data identities, versions, wall time, and ``why``: the
+reason it was made).  A maintainer remakes them after a change that moves a result on purpose,
+with one command (:func:`write_references`, one fresh process per experiment, so that the
+recorded wall time is what ``ldpkit check ID`` costs alone)::
+
+    ldpkit check --write-references (ID [ID ...] | --all) --why "what moved the results"
+    python -m ldpkit.experiments.check --write-references [ID ...] --why "..."   # the same; no ID: all
+
+The reason is stored in every remade reference and must be said in ``CHANGELOG.md`` (a test
+holds the two together).  A reference is remade on the data it was made on: when this machine
+would run an experiment on other data than its reference did (a stand-in where the reference
+ran on the real file), it is refused before any run unless ``--allow-data-change`` is given.
 
 How a rerun is compared (:class:`~ldpkit.experiments.Comparison`, declared per experiment at registration):
 
@@ -38,10 +47,10 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .comparison import EXACT, Comparison
 from .config import RunConfig
@@ -61,6 +70,7 @@ __all__ = [
     "summarise",
     "tokens",
     "write_reference",
+    "write_references",
 ]
 
 #: family-wise false alarm rate of the Monte Carlo comparisons of one experiment
@@ -345,8 +355,16 @@ def reference_seconds(experiment_id: str) -> float | None:
     return float(seconds) if isinstance(seconds, (int, float)) else None
 
 
-def write_reference(result: ExperimentResult, directory: str | Path | None = None) -> list[Path]:
-    """Store ``result`` (a run at the experiment's defaults) as its reference; return the paths."""
+def _check_why(why: Any) -> str:
+    """The reason a reference is remade: one non-empty line."""
+    if not isinstance(why, str) or not why.strip() or "\n" in why:
+        raise ValueError(f"why must be one non-empty line saying why the references are remade, got {why!r}")
+    return why.strip()
+
+
+def write_reference(result: ExperimentResult, directory: str | Path | None = None, *, why: str) -> list[Path]:
+    """Store ``result`` (a run at the experiment's defaults) as its reference, with the reason ``why``; return the paths."""
+    why = _check_why(why)
     exp = result.experiment
     if result.config.replace(progress=None, jobs=1, backend=None) != exp.defaults.replace(
             progress=None, jobs=1, backend=None):
@@ -357,6 +375,7 @@ def write_reference(result: ExperimentResult, directory: str | Path | None = Non
     summarise(result.frame, exp.comparison).to_csv(csv, index=False)
     sidecar = result.sidecar(command=f"ldpkit check {exp.id}", files=[csv.name])
     sidecar["environment"].pop("git", None)  # the reference's commit is the one that stores it
+    sidecar["why"] = why
     record.write_text(json.dumps(sidecar, indent=2) + "\n")
     return [csv, record]
 
@@ -437,33 +456,99 @@ def check(experiment: str | Experiment, *, jobs: int = 1, progress: bool | None 
     return CheckReport(exp.id, report.status, detail, seconds)
 
 
-def _main(argv: list[str] | None = None) -> int:
-    """``python -m ldpkit.experiments.check --write-references [ID ...]``: remake the references."""
-    import argparse
+def _data_change(exp: Experiment, directory: str | Path | None = None) -> str | None:
+    """Why a run here would use other data than ``exp``'s stored reference (``None``: the same, or no reference)."""
+    try:
+        _, record = load_reference(exp.id, directory)
+    except FileNotFoundError:
+        return None
+    return _planned_differs(record.get("datasets", {}))
 
-    from .registry import get, ids, run
+
+def write_references(ids: Sequence[str], why: str, *, allow_data_change: bool = False, fresh: bool = True,
+                     err: TextIO | None = None, directory: str | Path | None = None) -> None:
+    """Remake the references of ``ids`` (at their defaults), recording the reason ``why`` in each.
+
+    Everything is checked before any run: the ids, the reason (one non-empty line) and the data:
+    an experiment that would run here on other data than its stored reference (a stand-in where
+    the reference ran on the real file) is refused unless ``allow_data_change``.  With ``fresh``
+    each experiment runs in a fresh process (``python -m ldpkit.experiments.check``), so that its
+    recorded wall time is what ``ldpkit check ID`` costs alone; the experiments' progress bars
+    and the paths written go to this process's stderr and stdout.  ``directory``: where the
+    references are (default: the package's; only in-process, ``fresh=False``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown id, a bad reason or a refused data change (nothing is written), and when
+        a fresh process fails (the references before it are written).
+    """
+    import subprocess
+    import sys
+
+    from .registry import get, run
+
+    why = _check_why(why)
+    exps = [get(eid) for eid in ids]
+    if not exps:
+        raise ValueError("no experiment to remake")
+    if fresh and directory is not None:
+        raise ValueError("directory is only for fresh=False (the fresh processes write the package's references)")
+    if not allow_data_change:
+        changes = [f"{exp.id}: {why_not}" for exp in exps if (why_not := _data_change(exp, directory)) is not None]
+        if changes:
+            raise ValueError("these references would be remade on other data than they were made on (get the data "
+                             "they ran on, see `ldpkit datasets`, or pass --allow-data-change): " + "; ".join(changes))
+    err = sys.stderr if err is None else err
+    for i, exp in enumerate(exps, start=1):
+        if fresh or len(exps) > 1:
+            err.write(f"writing the reference of {exp.id} ({i}/{len(exps)}) ...\n")
+            err.flush()
+        if fresh:
+            argv = [sys.executable, "-m", "ldpkit.experiments.check", "--write-references", exp.id, "--why", why]
+            if allow_data_change:
+                argv.append("--allow-data-change")
+            sys.stdout.flush()
+            if subprocess.run(argv, check=False).returncode != 0:
+                raise ValueError(f"{exp.id}: remaking its reference failed (see above); the references of "
+                                 f"{', '.join(e.id for e in exps[: i - 1]) or 'no experiment'} were written")
+            continue
+        result = run(exp, exp.defaults.replace(progress=True), draw=False)
+        if not allow_data_change:
+            try:
+                _, record = load_reference(exp.id, directory)
+            except FileNotFoundError:
+                record = {}
+            changed = _data_differs(record.get("datasets", {}), result.data.inputs)
+            if changed is not None:
+                raise ValueError(f"{exp.id}: not written, the run used other data than the reference: {changed}")
+        for path in write_reference(result, directory, why=why):
+            print(path.name)
+        print(f"{exp.id}: {result.seconds:.1f} s", flush=True)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    """``python -m ldpkit.experiments.check --write-references [ID ...] --why TEXT``: remake the references."""
+    import argparse
+    import sys
+
+    from .registry import ids
 
     parser = argparse.ArgumentParser(prog="python -m ldpkit.experiments.check",
                                      description="Remake the reference results stored in the package.")
     parser.add_argument("--write-references", action="store_true", required=True)
     parser.add_argument("ids", nargs="*", help="experiment ids (default: all)")
+    parser.add_argument("--why", required=True,
+                        help="why the references are remade (stored in each; say it in CHANGELOG.md too)")
+    parser.add_argument("--allow-data-change", action="store_true",
+                        help="remake a reference even when this machine would run it on other data than it was made on")
     args = parser.parse_args(argv)
     chosen = args.ids or list(ids())
-    if len(chosen) > 1:
-        # one fresh process per experiment: its wall time is then what `ldpkit check ID` costs alone
-        # (no data or solutions cached by an earlier run), the expected time `ldpkit list` shows
-        import subprocess
-        import sys
-
-        for eid in chosen:
-            get(eid)
-            subprocess.run([sys.executable, "-m", "ldpkit.experiments.check", "--write-references", eid], check=True)
-        return 0
-    exp = get(chosen[0])
-    result = run(exp, exp.defaults.replace(progress=True), draw=False)
-    for path in write_reference(result):
-        print(path.name)
-    print(f"{exp.id}: {result.seconds:.1f} s", flush=True)
+    try:
+        write_references(chosen, args.why, allow_data_change=args.allow_data_change, fresh=len(chosen) > 1)
+    except ValueError as exc:
+        sys.stderr.write(f"{parser.prog}: error: {exc}\n")
+        return 1
     return 0
 
 
