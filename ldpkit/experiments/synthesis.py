@@ -528,21 +528,25 @@ def winners(frame: pd.DataFrame) -> pd.DataFrame:
 
     ``margin`` is the runner-up's exact total variance over the best's (``inf`` when only one
     family keeps the promise, 1 for a tie).  Families with an identical member (the same
-    variance to ``TIE_RTOL``) are listed together as the best.
+    variance to ``TIE_RTOL``) are listed together as the best, in the frame's order (their
+    variances' last bits, which depend on the machine, do not order them); so is a tie for the
+    runner-up resolved.
     """
     import pandas as pd
 
     rows = []
     for (label, contract), grp in frame.groupby(["dataset", "contract"], sort=False):
-        ok = grp[grp["satisfiable"]].sort_values("total_variance", kind="stable")
+        ok = grp[grp["satisfiable"]]
         v = ok["total_variance"].to_numpy()
-        tied = ok["family"][v <= v[0] * (1.0 + TIE_RTOL)].tolist()
-        rest = ok[~ok["family"].isin(tied)]
-        runner = rest.iloc[0] if len(rest) else None
+        best = v <= v.min() * (1.0 + TIE_RTOL)
+        tied = ok["family"][best].tolist()
+        rest = ok[~best]
+        w = rest["total_variance"].to_numpy()
+        runner = rest[w <= w.min() * (1.0 + TIE_RTOL)].iloc[0] if len(rest) else None
         rows.append({"dataset": label, "contract": contract, "best": " = ".join(tied),
-                     "best_variance": float(v[0]), "runner_up": None if runner is None else runner["family"],
+                     "best_variance": float(v.min()), "runner_up": None if runner is None else runner["family"],
                      "runner_up_variance": math.nan if runner is None else float(runner["total_variance"]),
-                     "margin": math.inf if runner is None else float(runner["total_variance"]) / float(v[0]),
+                     "margin": math.inf if runner is None else float(runner["total_variance"]) / float(v.min()),
                      "n_satisfiable": int(len(ok))})
     return pd.DataFrame(rows)
 
