@@ -229,6 +229,8 @@ def _tied_ranks(values: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
 
 #: seed of the fixed generic weights that choose one optimum of the k-ary LP when there are several
 TIE_BREAK_SEED = 20240624
+#: how many fixed generic weightings are tried for an optimum with ``k`` outputs of rank ``k``
+TIE_BREAK_TRIES = 32
 
 
 def _canonical_optimum(V: np.ndarray, g: np.ndarray, w: np.ndarray, dual: np.ndarray) -> np.ndarray:
@@ -237,10 +239,11 @@ def _canonical_optimum(V: np.ndarray, g: np.ndarray, w: np.ndarray, dual: np.nda
     At some priors and budgets the LP has many optimal solutions (channels of equal risk);
     which one a simplex solver returns then depends on the last bits of its input, so on the
     machine.  The optimal face is ``{w >= 0 : sum_j w_j V_j = 1, w_j = 0 where V_j . dual > g_j}``
-    (complementary slackness with the dual optimum, whichever the solver returned); on it this
-    returns the minimiser of fixed generic weights (seeded by :data:`TIE_BREAK_SEED`, in the
-    order of the vertices, which ``np.unique`` sorts), a single vertex.  ``w`` itself when the
-    face is that one point.
+    (complementary slackness with the dual optimum, whichever the solver returned).  On it this
+    returns the minimiser of fixed generic weights (seeded by ``TIE_BREAK_SEED + i``, in the
+    order of the vertices, which ``np.unique`` sorts), a single vertex: the first, over
+    ``i < TIE_BREAK_TRIES``, with ``k`` outputs of rank ``k`` (an unbiased estimator needs them),
+    else the one of ``i = 0``.  ``w`` itself when the face is that one point.
     """
     from scipy.optimize import linprog
 
@@ -249,14 +252,20 @@ def _canonical_optimum(V: np.ndarray, g: np.ndarray, w: np.ndarray, dual: np.nda
     face = np.flatnonzero(reduced <= 1e-9 * max(1.0, float(np.max(np.abs(g)))))
     if face.size <= k and np.linalg.matrix_rank(V[face]) == face.size:
         return w  # the optimum is unique
-    weights = np.asarray(as_generator(TIE_BREAK_SEED).uniform(1.0, 2.0, size=V.shape[0]))[face]
-    res = linprog(weights, A_eq=V[face].T, b_eq=np.ones(k), bounds=(0, None), method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    if res.status != 0:  # pragma: no cover - the face holds the LP's own optimum
-        return w
-    out = np.zeros_like(w)
-    out[face] = np.asarray(res.x)
-    return out
+    first = None
+    for i in range(TIE_BREAK_TRIES):
+        weights = np.asarray(as_generator(TIE_BREAK_SEED + i).uniform(1.0, 2.0, size=V.shape[0]))[face]
+        res = linprog(weights, A_eq=V[face].T, b_eq=np.ones(k), bounds=(0, None), method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+        if res.status != 0:  # pragma: no cover - the face holds the LP's own optimum
+            continue
+        out = np.zeros_like(w)
+        out[face] = np.asarray(res.x)
+        support = np.flatnonzero(out > 1e-12 * max(1.0, float(out.max())))
+        if support.size == k and np.linalg.matrix_rank(V[support]) == k:
+            return out
+        first = out if first is None else first
+    return w if first is None else first
 
 
 def _kary_lp(pi: np.ndarray, eps: float, objective: str, notion: str, local_starts: int, rng: RNGLike) -> KaryOptimum:
