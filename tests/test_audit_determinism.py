@@ -18,7 +18,15 @@ import numpy as np
 import pytest
 
 from ldpkit import GRR, IDUE, IPRR
-from ldpkit.audit import audit_ipldp, audit_ldp, audit_lip, audit_pairwise, from_channel, from_mechanism
+from ldpkit.audit import (
+    audit_ipldp,
+    audit_ldp,
+    audit_lip,
+    audit_pairwise,
+    from_channel,
+    from_mechanism,
+    sample_histograms,
+)
 
 #: the imitated rounding: a relative perturbation of every probability
 NOISE = 1e-12
@@ -74,3 +82,20 @@ def test_outputs_tied_with_the_median_are_not_above_it() -> None:
         res = audit_pairwise(from_channel(matrix), 1_000, rng=6, channel=_claimed(matrix, seed))
         assert [b.event for b in res.bounds] == [b.event for b in ref.bounds]
         np.testing.assert_array_equal(res.values, ref.values)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 4.0])
+def test_unary_samples_do_not_depend_on_the_last_bit_of_a_probability(eps: float) -> None:
+    # the packed Bernoulli sampler's CDF must end at exactly 1 whatever the rounding of its total:
+    # IDUE-opt1's b at eps = 4 one ulp apart (two machines' exp) made the last cell ambiguous on one
+    # machine only, and every later draw differed
+    from ldpkit.unary import UnaryEncoding
+
+    mech = IDUE([eps / 2, eps, eps, eps], model="opt1")
+    ref = sample_histograms(from_mechanism(UnaryEncoding(mech.a, mech.b)), range(4), 100_000, rng=3)
+    for i in range(4):
+        for toward in (0.0, 1.0):
+            b = mech.b.copy()
+            b[i] = np.nextafter(b[i], toward)
+            hist = sample_histograms(from_mechanism(UnaryEncoding(mech.a, b)), range(4), 100_000, rng=3)
+            np.testing.assert_array_equal(hist, ref)
