@@ -378,10 +378,10 @@ def newton_kkt(
     ``hess_lagrangian(x, lam)`` (``lam`` over every constraint, zero off the active set).  The
     steps are least-squares solutions, so degenerate active sets (more constraints than needed,
     dependent rows) leave the multipliers undetermined but not the point.  Iterates until the
-    step is at rounding level, a fixed point whatever the start within its basin: starts that differ in their last digits (other machines, other solver paths) end at
-    the same point to rounding (two steps are taken after the step falls below ``1e-12``
-    relative).  Returns ``(x, lam)``, or ``None`` when a step is not finite or the iteration
-    does not converge.
+    step is at rounding level (two steps are taken after it falls below ``1e-12`` relative): a
+    fixed point whatever the start within its basin, so starts that differ in their last digits
+    (other machines, other solver paths) end at the same point to rounding.  Returns
+    ``(x, lam)``, or ``None`` when a step is not finite or the iteration does not converge.
     """
     x = np.asarray(x0, dtype=float).copy()
     act = np.flatnonzero(active)

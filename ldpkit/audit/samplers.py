@@ -86,12 +86,53 @@ class ChannelSampler:
         return rng.choice(self.channel.n_outputs, size=size, p=self.channel.matrix[x])
 
     def counts(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Histogram of ``size`` outputs of input ``x``: one multinomial draw, cost independent of ``size``."""
-        row = self.channel.matrix[x]
-        return rng.multinomial(size, row / row.sum())
+        """Histogram of ``size`` outputs of input ``x``: one multinomial draw, cost independent of ``size``.
+
+        Drawn output by output (``_multinomial``), so that rows equal in exact arithmetic but
+        rounded differently by two machines give the same histogram.
+        """
+        return _multinomial(rng, size, self.channel.matrix[x])
 
     def __repr__(self) -> str:
         return f"from_channel({self.n_inputs} x {self.n_outputs})"
+
+
+#: conditional probabilities this close to 1/2 are 1/2 (see ``_multinomial``)
+HALF_TOL = 1e-12
+
+
+def _multinomial(rng: np.random.Generator, n: int, weights: np.ndarray) -> np.ndarray:
+    """``Mult(n, weights / sum(weights))`` by binomial draws, output by output, the same on every machine.
+
+    Output ``j`` takes ``Bin(left, w_j / sum(w[j:]))`` of the ``left`` draws not yet placed.  numpy's
+    own multinomial divides by a remainder it updates by subtraction and its binomial switches
+    algorithm at probability 1/2: two equal weights (equal in exact arithmetic, their last bits
+    from the machine's ``exp``) made the conditional probability 1/2 plus or minus an ulp, so the
+    draw took one branch on one machine and the other on another, and every later draw differed.
+    Here the remainders are suffix sums (two bitwise equal weights give exactly 1/2) and a
+    conditional probability within ``HALF_TOL`` of 1/2 is 1/2, which moves the law by at
+    most that much.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = _multinomial(np.random.default_rng(0), 1000, np.array([0.5, 0.25, 0.25]))
+    >>> h.shape, int(h.sum())
+    ((3,), 1000)
+    """
+    w = np.asarray(weights, dtype=float)
+    suffix = np.cumsum(w[::-1])[::-1]
+    out = np.zeros(w.size, dtype=np.int64)
+    left = int(n)
+    for j in np.flatnonzero(w > 0):
+        if left == 0:
+            break
+        c = min(1.0, float(w[j] / suffix[j]))
+        if abs(c - 0.5) <= HALF_TOL:
+            c = 0.5
+        out[j] = rng.binomial(left, c) if c < 1.0 else left
+        left -= int(out[j])
+    return out
 
 
 def _default_encode(report: Any) -> Hashable:

@@ -363,7 +363,10 @@ def _check_why(why: Any) -> str:
 
 
 def write_reference(result: ExperimentResult, directory: str | Path | None = None, *, why: str) -> list[Path]:
-    """Store ``result`` (a run at the experiment's defaults) as its reference, with the reason ``why``; return the paths."""
+    """Store ``result`` (a run at the experiment's defaults) as its reference, with the reason ``why``.
+
+    Returns the paths written.
+    """
     why = _check_why(why)
     exp = result.experiment
     if result.config.replace(progress=None, jobs=1, backend=None) != exp.defaults.replace(

@@ -874,7 +874,8 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             rows.append({
                 "key": spec.key, "paper": spec.paper, "comparison": spec.comparison, "setting": spec.setting,
                 "promise": spec.promise_text(sc), "a": spec.a, "b": b,
-                "printed_a": va, "printed_b": vb, "printed_winner": pv.winner or UNDECIDED, "printed_verdict": _verdict_text(pv),
+                "printed_a": va, "printed_b": vb, "printed_winner": pv.winner or UNDECIDED,
+                "printed_verdict": _verdict_text(pv),
                 "param_a": cal_a.parameter, "param_b": cal_b.parameter, "matched_a": ma, "matched_b": mb,
                 "matched_winner": m_winner, "matched_verdict": m_text,
                 "reason_a": cal_a.reason, "reason_b": cal_b.reason,
