@@ -102,16 +102,17 @@ HALF_TOL = 1e-12
 
 
 def _multinomial(rng: np.random.Generator, n: int, weights: np.ndarray) -> np.ndarray:
-    """``Mult(n, weights / sum(weights))`` by binomial draws, output by output, the same on every machine.
+    """``Mult(n, weights / sum(weights))`` by binomial splits down a binary tree, the same on every machine.
 
-    Output ``j`` takes ``Bin(left, w_j / sum(w[j:]))`` of the ``left`` draws not yet placed.  numpy's
-    own multinomial divides by a remainder it updates by subtraction and its binomial switches
+    The outputs are the leaves of a binary tree (padded with zero weights to a power of two);
+    each node's draws are split between its two halves by ``Bin(draws, left / (left + right))``,
+    the halves' weights summed pairwise, one vectorised binomial call per level.  numpy's own
+    multinomial divides by a remainder it updates by subtraction and its binomial switches
     algorithm at probability 1/2: two equal weights (equal in exact arithmetic, their last bits
-    from the machine's ``exp``) made the conditional probability 1/2 plus or minus an ulp, so the
+    from the machine's ``exp``) made a conditional probability 1/2 plus or minus an ulp, so the
     draw took one branch on one machine and the other on another, and every later draw differed.
-    Here the remainders are suffix sums (two bitwise equal weights give exactly 1/2) and a
-    conditional probability within ``HALF_TOL`` of 1/2 is 1/2, which moves the law by at
-    most that much.
+    Here two bitwise equal halves give exactly 1/2, and a split within ``HALF_TOL`` of 1/2 is
+    1/2, which moves the law by at most that much.
 
     Examples
     --------
@@ -121,18 +122,19 @@ def _multinomial(rng: np.random.Generator, n: int, weights: np.ndarray) -> np.nd
     ((3,), 1000)
     """
     w = np.asarray(weights, dtype=float)
-    suffix = np.cumsum(w[::-1])[::-1]
-    out = np.zeros(w.size, dtype=np.int64)
-    left = int(n)
-    for j in np.flatnonzero(w > 0):
-        if left == 0:
-            break
-        c = min(1.0, float(w[j] / suffix[j]))
-        if abs(c - 0.5) <= HALF_TOL:
-            c = 0.5
-        out[j] = rng.binomial(left, c) if c < 1.0 else left
-        left -= int(out[j])
-    return out
+    size = 1 << max(0, int(w.size - 1).bit_length())
+    sums = [np.concatenate([w, np.zeros(size - w.size)])]
+    while sums[-1].size > 1:
+        sums.append(sums[-1][0::2] + sums[-1][1::2])
+    counts = np.array([int(n)], dtype=np.int64)
+    for level in range(len(sums) - 2, -1, -1):
+        left, total = sums[level][0::2], sums[level + 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(total > 0, np.minimum(left / np.where(total > 0, total, 1.0), 1.0), 0.0)
+        p = np.where(np.abs(p - 0.5) <= HALF_TOL, 0.5, p)
+        first = rng.binomial(counts, p)
+        counts = np.stack([first, counts - first], axis=1).reshape(-1)
+    return counts[: w.size]
 
 
 def _default_encode(report: Any) -> Hashable:

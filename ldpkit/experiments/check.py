@@ -475,7 +475,7 @@ def write_references(ids: Sequence[str], why: str, *, allow_data_change: bool = 
     Everything is checked before any run: the ids, the reason (one non-empty line) and the data:
     an experiment that would run here on other data than its stored reference (a stand-in where
     the reference ran on the real file) is refused unless ``allow_data_change``.  With ``fresh``
-    each experiment runs in a fresh process (``python -m ldpkit.experiments.check``), so that its
+    each experiment runs in a fresh process (this module's command line), so that its
     recorded wall time is what ``ldpkit check ID`` costs alone; the experiments' progress bars
     and the paths written go to this process's stderr and stdout.  ``directory``: where the
     references are (default: the package's; only in-process, ``fresh=False``).
@@ -508,9 +508,9 @@ def write_references(ids: Sequence[str], why: str, *, allow_data_change: bool = 
             err.write(f"writing the reference of {exp.id} ({i}/{len(exps)}) ...\n")
             err.flush()
         if fresh:
-            argv = [sys.executable, "-m", "ldpkit.experiments.check", "--write-references", exp.id, "--why", why]
-            if allow_data_change:
-                argv.append("--allow-data-change")
+            args = ["--write-references", exp.id, "--why", why] + (["--allow-data-change"] if allow_data_change else [])
+            # the module's _main through -c: `-m ldpkit.experiments.check` warns that the package imported it first
+            argv = [sys.executable, "-c", f"from ldpkit.experiments.check import _main; raise SystemExit(_main({args!r}))"]
             sys.stdout.flush()
             if subprocess.run(argv, check=False).returncode != 0:
                 raise ValueError(f"{exp.id}: remaking its reference failed (see above); the references of "
