@@ -510,7 +510,8 @@ def write_references(ids: Sequence[str], why: str, *, allow_data_change: bool = 
         if fresh:
             args = ["--write-references", exp.id, "--why", why] + (["--allow-data-change"] if allow_data_change else [])
             # the module's _main through -c: `-m ldpkit.experiments.check` warns that the package imported it first
-            argv = [sys.executable, "-c", f"from ldpkit.experiments.check import _main; raise SystemExit(_main({args!r}))"]
+            code = f"from ldpkit.experiments.check import _main; raise SystemExit(_main({args!r}))"
+            argv = [sys.executable, "-c", code]
             sys.stdout.flush()
             if subprocess.run(argv, check=False).returncode != 0:
                 raise ValueError(f"{exp.id}: remaking its reference failed (see above); the references of "
