@@ -205,6 +205,19 @@ def test_repeated_frames_are_summarised_per_setting() -> None:
     assert C.compare(summary, near, spec).status == "reproduced"
 
 
+def test_a_simulated_standard_error_is_used_not_compared() -> None:
+    # synthesis-comparison's mse_se is the sd of its trials over sqrt(trials): another random stream
+    # (another machine) estimates it anew, so only the value it is the standard error of is compared
+    spec = C.Comparison(keys=("k",), se={"mse": "mse_se"}, simulated_se=("mse_se",))
+    ref = pd.DataFrame({"k": [1, 2], "mse": [10.0, 20.0], "mse_se": [1.0, 2.0]})
+    assert C.compare(ref, ref.assign(mse=[10.5, 19.0], mse_se=[1.1, 1.9]), spec).status == "reproduced"
+    assert C.compare(ref, ref.assign(mse=[19.0, 20.0], mse_se=[1.1, 1.9]), spec).status == "differs"
+    exact = C.Comparison(keys=("k",), se={"mse": "mse_se"})  # an exact standard error is compared
+    assert C.compare(ref, ref.assign(mse_se=[1.1, 1.9]), exact).status == "differs"
+    with pytest.raises(ValueError, match="no standard error of se"):
+        C.Comparison(se={"mse": "mse_se"}, simulated_se=("mse",))
+
+
 def test_numbers_inside_text_are_compared_as_numbers() -> None:
     spec = C.Comparison(keys=("k",))
     ref = pd.DataFrame({"k": [1, 2], "va": [549552.4706610158, 1.0],

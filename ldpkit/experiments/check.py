@@ -22,8 +22,12 @@ How a rerun is compared (:class:`~ldpkit.experiments.Comparison`, declared per e
   Carlo column the mean over repeats and its standard deviation, for every column that is the
   same in every repeat (an exact expectation, a theory value) that value.
 * Exact values (strings, integers, deterministic floats) must agree to the relative tolerance
-  ``rtol`` (1e-6 by default: the same machine gives identical bits; another machine's BLAS and
-  solvers round differently in the last digits).
+  ``rtol`` (1e-6 by default: the same machine gives identical bits; another machine's ``exp``,
+  ``log`` and BLAS round differently in the last digits, about 1e-15 relative once the solvers
+  end at their KKT point).  Text is compared token by token (:func:`tokens`): words exactly,
+  numbers as numbers to ``rtol``, and two numbers both at most ``rtol`` times the row's largest
+  floating-point value agree (a difference of two nearly equal values of the row, printed in a
+  verdict, is zero to the row's precision).
 * A Monte Carlo mean must lie within ``z*`` standard errors of the reference mean, the standard
   error combining both runs' (``sqrt(se_ref**2 + se_new**2)``, each ``sd / sqrt(repeats)``, or
   the exact standard error a frame carries for its simulated values).  ``z*`` is the two-sided
@@ -31,6 +35,9 @@ How a rerun is compared (:class:`~ldpkit.experiments.Comparison`, declared per e
   the experiment, so an unchanged implementation on another machine (other random streams)
   passes with probability at least ``1 - ALPHA``, while an error of a few standard errors in any
   cell is caught.
+* A standard error that the simulation itself estimates (``Comparison.simulated_se``) serves
+  only as the standard error of its column; it is not compared (another random stream estimates
+  it anew).
 * Columns a comparison cannot use (wall-clock times) are named with the reason and skipped.
 
 A rerun is only compared when it ran on the reference's data: the same origin (real, prefix
@@ -279,7 +286,7 @@ def compare(reference: pd.DataFrame, rerun: pd.DataFrame, spec: Comparison, expe
     mc_cells: list[tuple[float, str]] = []  # (z, where)
     worst_rel, worst_rel_at, n_exact = 0.0, "", 0
     for col in ref.columns:
-        if col in spec.keys or col.endswith(_SD) or col == _REPEATS:
+        if col in spec.keys or col.endswith(_SD) or col == _REPEATS or col in spec.simulated_se:
             continue
         se_col = spec.se.get(col)
         for i in range(len(ref)):

@@ -903,6 +903,7 @@ register(Experiment("synthesis-comparison",
                     RunConfig(repeats=TRIALS, seed=SEED, scale=1.0), "sec-synthesis-comparison",
                     Comparison(keys=("dataset", "contract", "family"),
                                se={"mse_sim": "mse_se", "precision": "precision_se"},
+                               simulated_se=("mse_se", "precision_se"),
                                ignore={"z": "a function of the simulated values, compared through mse_sim"})))
 register(Experiment("synthesis-wins", "Where each family wins as the domain, the budget and the sensitive share vary",
                     PAPER, "Synthesis: where each family wins", "figure", (), compute_wins, draw_wins,
