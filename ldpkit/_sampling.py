@@ -52,8 +52,13 @@ def _pattern_table(p8: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     it, in which case the caller refines with a uniform double (still an exact inverse CDF).
     """
     probs = np.prod(np.where(_PATTERN_BITS, p8[None, :], 1.0 - p8[None, :]), axis=1)
-    cdf = np.cumsum(probs)
-    cdf[-1] = 1.0
+    cdf = np.minimum(np.cumsum(probs), 1.0)
+    # the total is 1 in exact arithmetic: from the last pattern of positive probability on (the
+    # zero-probability patterns of padding columns follow it), the CDF is exactly 1.  Left at its
+    # rounded value, 1 - 1 ulp on one machine and 1 + 2 ulps on another, it made the last cell
+    # ambiguous on the first only, which changed how many uniforms a sample draws: every later
+    # draw differed between machines.
+    cdf[np.flatnonzero(probs > 0)[-1]:] = 1.0
     lo = np.arange(65536) / 65536.0
     hi = (np.arange(65536) + 1) / 65536.0
     pat_lo = np.minimum(np.searchsorted(cdf, lo, side="right"), 255)

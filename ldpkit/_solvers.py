@@ -7,7 +7,14 @@
   stationarity condition, by NNLS on a row- and column-scaled system;
 * :func:`certify_candidates` and :func:`polish_linear` -- repair candidate points to strict
   feasibility, KKT-check them and return the best certified one;
-* :func:`require_feasible` -- the feasibility check every solver runs before it returns.
+* :func:`require_feasible` -- the feasibility check every solver runs before it returns;
+* :func:`single_threaded` -- every solver runs with one BLAS/OpenMP thread, so that its result
+  does not depend on the machine's thread count (a multi-threaded BLAS rounds its sums
+  differently with the number of threads, and the solvers' paths follow those last bits);
+* :func:`newton_kkt` -- Newton's method on the KKT conditions of an identified active set: the
+  solvers' last step, which takes their point to the exact KKT point (to rounding), so that
+  points that differ in their last digits (other machines, other solver paths) agree to far
+  below any tolerance of the kit.
 
 For a convex problem, a feasible point that passes the KKT check is a certified global optimum
 up to the reported residual.
@@ -15,9 +22,11 @@ up to the reported residual.
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -28,11 +37,18 @@ __all__ = [
     "SolverError",
     "certify_candidates",
     "cvx_solve",
+    "finish_at_kkt_point",
     "kkt_multipliers",
+    "kkt_point",
     "newton_active_set",
+    "newton_kkt",
     "polish_linear",
     "require_feasible",
+    "single_threaded",
 ]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_LOCAL = threading.local()
 
 #: margin (in the constraint's units) left below every constraint after a feasibility repair
 MARGIN = 1e-12
@@ -46,6 +62,31 @@ KKT_RTOL = 1e-5
 
 class SolverError(ValueError):
     """A solver failed, returned an infeasible point, or its certificate did not check out."""
+
+
+def single_threaded(fn: _F) -> _F:
+    """Run ``fn`` with one BLAS/OpenMP thread (threadpoolctl); nested calls pay for the limit once.
+
+    The numerical solvers' paths (interior point, SLSQP, NNLS, least squares) follow the last
+    bits of BLAS sums, which a multi-threaded BLAS rounds differently with its number of threads:
+    without the limit, an IDUE optimum moved in its ninth digit between ``OMP_NUM_THREADS=1`` and
+    the default, and between ``--jobs 1`` and ``--jobs 2`` (worker processes run one thread).
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_LOCAL, "depth", 0):
+            return fn(*args, **kwargs)
+        from threadpoolctl import threadpool_limits
+
+        _LOCAL.depth = 1
+        try:
+            with threadpool_limits(limits=1):
+                return fn(*args, **kwargs)
+        finally:
+            _LOCAL.depth = 0
+
+    return cast(_F, wrapper)
 
 
 def require_feasible(
@@ -197,11 +238,17 @@ def polish_linear(
     repair: Callable[[np.ndarray, float], np.ndarray],
     extra: Sequence[tuple[str, np.ndarray | None]] = (),
     error: type[Exception] = SolverError,
+    hess: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict]:
-    """Polish (SLSQP from the conic point) then :func:`_finish` for ``A x <= c``.
+    """Polish (SLSQP from the conic point), :func:`certify_candidates` for ``A x <= c``, then the KKT point.
 
     The conic solver's point ``x0`` is accurate to about the square root of its tolerance
-    (the objective is flat to second order along the active face), hence the polish.
+    (the objective is flat to second order along the active face), hence the polish.  The
+    candidates' objectives then agree to rounding while their points differ in the ninth
+    digit, so the best of them is an accident of rounding; with ``hess`` (the objective's
+    Hessian) the chosen point is taken to the exact KKT point of its active set
+    (:func:`kkt_point`), certified again and kept when it is no worse (``diagnostics['point']``
+    starts with ``"newton"``): the same point, to rounding, whichever candidate won.
     """
     from scipy.optimize import minimize
 
@@ -229,7 +276,45 @@ def polish_linear(
             options={"maxiter": 300, "ftol": 1e-15},
         )
     cands = [("conic", x0), ("slsqp", np.asarray(res.x, dtype=float)), *extra]
-    return certify_candidates(what, cands, fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair, domain_ok, error)
+    x, info = certify_candidates(what, cands, fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair, domain_ok,
+                                 error)
+    if hess is None:
+        return x, info
+    xn = kkt_point(x, grad, lambda x, lam: hess(x), lambda x: A @ x - c, lambda x: A, scale)
+    return finish_at_kkt_point(what, x, info, xn, fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair,
+                               domain_ok, error)
+
+
+def finish_at_kkt_point(
+    what: str,
+    x: np.ndarray,
+    info: dict,
+    xn: np.ndarray | None,
+    fun: Callable[[np.ndarray], float],
+    grad_obj: Callable[[np.ndarray], np.ndarray],
+    cons_val: Callable[[np.ndarray], np.ndarray],
+    cons_jac: Callable[[np.ndarray], np.ndarray],
+    scale: np.ndarray,
+    repair: Callable[[np.ndarray, float], np.ndarray],
+    domain_ok: Callable[[np.ndarray], bool],
+    error: type[Exception] = SolverError,
+) -> tuple[np.ndarray, dict]:
+    """The KKT point ``xn`` of the certified point ``x``, certified in turn, when it is no worse; else ``x``.
+
+    ``diagnostics['kkt_point']`` says which: ``"newton"``, or why the certified point was kept.
+    """
+    if xn is None:
+        return x, {**info, "kkt_point": "kept: Newton on the active set did not settle"}
+    try:
+        xr, info_n = certify_candidates(what, [("newton", xn)], fun, grad_obj, cons_val, cons_jac, scale, repair,
+                                        domain_ok, error)
+    except error:
+        return x, {**info, "kkt_point": "kept: the Newton point failed its certificate"}
+    f, fn = fun(x), fun(xr)
+    if not fn <= f + 1e-9 * abs(f):
+        return x, {**info, "kkt_point": f"kept: the Newton point is worse ({fn!r} > {f!r})"}
+    candidates = {**info["candidates"], **info_n["candidates"]}
+    return xr, {**info_n, "candidates": candidates, "point": f"newton from {info['point']}", "kkt_point": "newton"}
 
 
 def newton_active_set(
@@ -275,3 +360,91 @@ def newton_active_set(
             break
     return x if np.all(np.isfinite(x)) else None
 
+
+
+def newton_kkt(
+    x0: np.ndarray,
+    grad: Callable[[np.ndarray], np.ndarray],
+    hess_lagrangian: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    cons_val: Callable[[np.ndarray], np.ndarray],
+    cons_jac: Callable[[np.ndarray], np.ndarray],
+    active: np.ndarray,
+    iters: int = 50,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Newton's method on the KKT conditions of ``min f(x)`` s.t. ``g_k(x) = 0`` for the ``active`` constraints.
+
+    Solves ``grad f(x) + J_A(x)^T lam = 0``, ``g_A(x) = 0`` in ``(x, lam)`` from ``x0`` (the
+    multipliers start at their least-squares values there), with the Hessian of the Lagrangian
+    ``hess_lagrangian(x, lam)`` (``lam`` over every constraint, zero off the active set).  The
+    steps are least-squares solutions, so degenerate active sets (more constraints than needed,
+    dependent rows) leave the multipliers undetermined but not the point.  Iterates until the
+    step is at rounding level (two steps are taken after it falls below ``1e-12`` relative): a
+    fixed point whatever the start within its basin, so starts that differ in their last digits
+    (other machines, other solver paths) end at the same point to rounding.  Returns
+    ``(x, lam)``, or ``None`` when a step is not finite or the iteration does not converge.
+    """
+    x = np.asarray(x0, dtype=float).copy()
+    act = np.flatnonzero(active)
+    n, k = x.size, act.size
+    if not np.all(np.isfinite(x)):
+        return None
+    with np.errstate(all="ignore"):
+        J = cons_jac(x)[act]
+        lam_a = np.linalg.lstsq(J.T, -grad(x), rcond=None)[0] if k else np.zeros(0)
+        m = cons_val(x).size
+        polish = 2
+        for _ in range(iters):
+            g, J = cons_val(x)[act], cons_jac(x)[act]
+            lam = np.zeros(m)
+            lam[act] = lam_a
+            K = np.zeros((n + k, n + k))
+            K[:n, :n] = hess_lagrangian(x, lam)
+            K[:n, n:] = J.T
+            K[n:, :n] = J
+            rhs = np.concatenate([-(grad(x) + J.T @ lam_a), -g])
+            step = np.linalg.lstsq(K, rhs, rcond=None)[0]
+            if not np.all(np.isfinite(step)):
+                return None
+            x, lam_a = x + step[:n], lam_a + step[n:]
+            if np.max(np.abs(step[:n]) / np.maximum(np.abs(x), 1e-300)) <= 1e-12:
+                polish -= 1  # converged: two more steps take the point to rounding (quadratic convergence)
+            if polish < 0:
+                lam = np.zeros(m)
+                lam[act] = lam_a
+                return x, lam
+    return None
+
+
+def kkt_point(
+    x0: np.ndarray,
+    grad: Callable[[np.ndarray], np.ndarray],
+    hess_lagrangian: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    cons_val: Callable[[np.ndarray], np.ndarray],
+    cons_jac: Callable[[np.ndarray], np.ndarray],
+    scale: np.ndarray,
+    rel_slack: float = 1e-7,
+) -> np.ndarray | None:
+    """The KKT point near a solver's point ``x0``: its active set, then :func:`newton_kkt`.
+
+    The constraints within ``rel_slack * scale`` of binding at ``x0`` form the active set (a
+    solver's point is accurate to far better than ``rel_slack``, and an inactive constraint's
+    slack is far larger); a constraint whose multiplier comes out negative is dropped and one
+    that the Newton point violates is added, a few times at most.  ``None`` when that does not
+    settle or Newton fails: the caller then keeps its certified point.
+    """
+    slack = -cons_val(x0)
+    active = slack <= rel_slack * scale
+    for _ in range(4):
+        out = newton_kkt(x0, grad, hess_lagrangian, cons_val, cons_jac, active)
+        if out is None:
+            return None
+        x, lam = out
+        lam_scale = max(1.0, float(np.max(np.abs(lam))))
+        negative = active & (lam < -1e-8 * lam_scale)
+        violated = ~active & (cons_val(x) > 1e-12 * scale)
+        if not negative.any() and not violated.any():
+            return x
+        if negative.any():
+            active = active & ~(lam == lam[negative].min())
+        active = active | violated
+    return None

@@ -6,7 +6,8 @@ Usage::
     ldpkit list                                    # every figure and table: kind, paper item, time, data, title
     ldpkit reproduce (ID [ID ...] | --all) [--out DIR] [--seed S] [--repeats R] [--scale F] [--jobs N]
                      [--scheduler ADDRESS]
-    ldpkit check (ID [ID ...] | --all) [--jobs N]  # rerun and compare with the stored reference results
+    ldpkit check (ID [ID ...] | --all) [--jobs N] [--progress]  # rerun and compare with the stored references
+    ldpkit check --write-references (ID [ID ...] | --all) --why TEXT  # maintainers: remake the references
     ldpkit datasets                                # what data a run would use here: real, prefix or stand-in
     ldpkit perturb --input FILE [--column NAME] [--delimiter C] [--encoding E] --output FILE [--force]
                    (--mechanism NAME [--epsilon E] [--budgets B] [--sensitive S] [--prior FILE] [--rule R]
@@ -30,7 +31,14 @@ listens there; the numbers are the same either way (:class:`~ldpkit.experiments.
 ``check`` reruns each experiment at its reference configuration and compares it with the
 reference result stored in the package (:mod:`ldpkit.experiments.check`): ``reproduced``,
 ``differs`` (with the largest deviation) or ``not comparable`` (the data here are not the
-reference's, and why).  ``python -m ldpkit`` is the same command.
+reference's, and why).  Its stdout holds the verdicts, one line each and a summary; stderr says
+which experiment runs (``checking ID (i/N) ...``) and, when it is a terminal or with
+``--progress``, shows the sweeps' progress bars.  ``reproduce`` says the same per experiment and
+always shows the bars.  ``check --write-references`` remakes the stored references (maintainers,
+after a change that moves a result on purpose): one fresh process per experiment, at its
+defaults, with the reason ``--why`` recorded in each reference (and to be said in
+CHANGELOG.md); an experiment that would run here on other data than its reference did is
+refused unless ``--allow-data-change``.  ``python -m ldpkit`` is the same command.
 
 ``perturb``, ``estimate`` and ``account`` run a collection on your own data, client side and server
 side, through :mod:`ldpkit.domain`, :mod:`ldpkit.reportio` and :mod:`ldpkit.aggregation` (tutorial
@@ -204,8 +212,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     chk.add_argument("ids", nargs="*", metavar="ID", help="experiment ids (see `ldpkit list`)")
     chk.add_argument("--all", action="store_true", help="every registered experiment")
-    chk.add_argument("--jobs", type=int, default=1, metavar="N",
-                     help="parallel workers for the points of a sweep (the results do not depend on it)")
+    chk.add_argument("--jobs", type=int, default=None, metavar="N",
+                     help="parallel workers for the points of a sweep (the results do not depend on it; default 1)")
+    chk.add_argument("--progress", action="store_true",
+                     help="show the sweeps' progress bars on stderr even when it is not a terminal")
+    chk.add_argument("--write-references", action="store_true",
+                     help="maintainers: remake the stored reference results instead of checking them (one fresh "
+                     "process per experiment; needs --why)")
+    chk.add_argument("--why", metavar="TEXT", default=None,
+                     help="with --write-references: why the references are remade, stored in each of them (say it in "
+                     "CHANGELOG.md too)")
+    chk.add_argument("--allow-data-change", action="store_true",
+                     help="with --write-references: remake a reference even when this machine would run it on other "
+                     "data than it was made on")
     sub.add_parser("datasets", help="for every dataset: real file, download, prefix stand-in, stand-in or error")
     _collection_parsers(sub)
     return parser
@@ -520,9 +539,10 @@ def _cmd_reproduce(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as exc:
             raise _UsageError(f"--out: cannot create directory {args.out!r} ({exc.strerror})") from None
         where = f", scheduler={args.scheduler}" if args.scheduler is not None else ""
-        for exp, config in zip(selected, configs):
-            err.write(f"{exp.id} ({exp.paper}, {exp.item}): repeats={config.repeats}, seed={config.seed}, "
-                      f"scale={config.scale:g}, jobs={config.jobs}{where}\n")
+        for i, (exp, config) in enumerate(zip(selected, configs), start=1):
+            err.write(f"reproducing {exp.id} ({i}/{len(selected)}; {exp.paper}, {exp.item}): repeats={config.repeats}, "
+                      f"seed={config.seed}, scale={config.scale:g}, jobs={config.jobs}{where}\n")
+            err.flush()
             with _as_failures(args.debug):
                 result = experiments.run(exp, config)
             out.writelines(f"{path}\n" for path in result.save(directory, command=command))
@@ -532,24 +552,51 @@ def _cmd_reproduce(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _cmd_write_references(args: argparse.Namespace, selected: list[Experiment], err: TextIO) -> int:
+    from .experiments.check import write_references
+
+    if args.jobs is not None or args.progress:
+        raise _UsageError("--write-references runs each experiment at its defaults (one job, progress shown): "
+                          "--jobs and --progress do not apply")
+    if args.why is None:
+        raise _UsageError("--write-references needs --why TEXT: the reason, stored in each reference (and to be said "
+                          "in CHANGELOG.md)")
+    if not args.why.strip() or "\n" in args.why:
+        raise _UsageError(f"--why must be one non-empty line, got {args.why!r}")
+    with _as_failures(args.debug):
+        _data_ready(selected, err, args.debug)
+    try:  # a refused data change (nothing written) or a failed run
+        write_references([exp.id for exp in selected], args.why, allow_data_change=args.allow_data_change, err=err)
+    except ValueError as exc:
+        raise _Failure(str(exc)) from None
+    return 0
+
+
 def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .experiments import RunConfig
     from .experiments.check import check
 
     selected = _select(args)
+    if args.write_references:
+        return _cmd_write_references(args, selected, err)
+    for flag, given in (("--why", args.why is not None), ("--allow-data-change", args.allow_data_change)):
+        if given:
+            raise _UsageError(f"{flag} only goes with --write-references")
+    jobs = 1 if args.jobs is None else args.jobs
     try:
-        RunConfig(jobs=args.jobs)
+        RunConfig(jobs=jobs)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
     with _as_failures(args.debug):
         _data_ready(selected, err, args.debug)
     width = max(len(exp.id) for exp in selected)
     counts: dict[str, int] = {}
-    for exp in selected:
-        err.write(f"checking {exp.id} ({exp.paper}, {exp.item}) ...\n")
+    for i, exp in enumerate(selected, start=1):
+        err.write(f"checking {exp.id} ({i}/{len(selected)}; {exp.paper}, {exp.item}) ...\n")
+        err.flush()
         with _as_failures(args.debug):
             try:
-                report = check(exp, jobs=args.jobs, progress=None)
+                report = check(exp, jobs=jobs, progress=True if args.progress else None)
             except FileNotFoundError as exc:
                 raise _Failure(f"{exc}; fix: reinstall ldpkit (the references are package data)") from None
         out.write(report.line(width) + "\n")

@@ -273,6 +273,13 @@ def test_reproduce_table_writes_csv_and_json_only(tmp_path: Path, capsys: pytest
         (["check"], "required: ID"),
         (["check", "lip-fig9"], "close matches: lip-fig8"),
         (["check", "lip-fig5", "--jobs", "0"], "jobs must be -1"),
+        (["check", "lip-fig5", "--why", "a reason"], "--why only goes with --write-references"),
+        (["check", "lip-fig5", "--allow-data-change"], "--allow-data-change only goes with --write-references"),
+        (["check", "--write-references", "lip-fig5"], "--write-references needs --why TEXT"),
+        (["check", "--write-references", "lip-fig5", "--why", " "], "--why must be one non-empty line"),
+        (["check", "--write-references", "lip-fig5", "--why", "x", "--jobs", "2"],
+         "--jobs and --progress do not apply"),
+        (["check", "--write-references", "lip-fig9", "--why", "x"], "close matches: lip-fig8"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
     ],
@@ -285,6 +292,19 @@ def test_usage_errors_exit_2_before_any_work(argv: list[str], message: str, tmp_
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
     assert not out.exists()  # rejected before any work
+
+
+def test_check_says_which_experiment_runs_and_shows_progress_on_request(tmp_path: Path) -> None:
+    # stdout: the verdicts only; stderr: "checking ID (i/N; ...)", and the sweeps' bars with --progress
+    # (stderr is a pipe here, so without --progress there is no bar)
+    for flags, bar in (([], False), (["--progress"], True)):
+        proc = _run([sys.executable, "-m", "ldpkit", "check", "lip-fig2", "lip-fig5", *flags], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert [line.split()[:2] for line in lines[:-1]] == [["lip-fig2", "reproduced"], ["lip-fig5", "reproduced"]]
+        assert lines[-1] == "2 checked: 2 reproduced"
+        assert "checking lip-fig2 (1/2; " in proc.stderr and "checking lip-fig5 (2/2; " in proc.stderr
+        assert ("simulating" in proc.stderr) == bar  # lip-fig2's sweep
 
 
 def test_out_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,12 @@ __all__ = ["EventKind", "audit_ipldp", "audit_ldp", "audit_lip", "audit_pairwise
 #: how events are chosen, from the exact channel or on a first half of the samples
 EventKind = Literal["white", "black"]
 
-#: relative tolerance under which two log-ratios count as equal (ties of the worst event)
+#: relative tolerance under which two values count as equal (ties of the worst pair, input or event).
+#: Values equal in exact arithmetic (the symmetric items of a mechanism) differ in their last bits
+#: by the order of the floating-point operations, which depends on the machine (SIMD paths of
+#: ``exp``/``log``, the BLAS kernels and their thread count): every discrete choice of the audits
+#: therefore treats values within this tolerance as tied and resolves the tie by index (the first
+#: pair, input or output), so the choice, hence the bound, is the same on every machine.
 TIE_TOL = 1e-9
 
 #: black-box events, where outputs are ranked by their empirical log-ratio minus z standard errors, for each z
@@ -85,6 +90,54 @@ def _method(events: str, k: int) -> str:
     return f"{how}; Clopper-Pearson, Bonferroni over {k} one-sided intervals"
 
 
+# ============================================================================ tie-aware choices
+def _tol(value: float, relative: bool) -> float:
+    """The tie tolerance at ``value``: ``TIE_TOL * |value|`` (``relative``) or ``TIE_TOL * max(1, |value|)``."""
+    return TIE_TOL * (abs(value) if relative else max(1.0, abs(value)))
+
+
+def _first_max(values: ArrayLike, relative: bool = False) -> int:
+    """Flat index of the first entry tied with the largest (within :data:`TIE_TOL`); NaN entries are ignored.
+
+    ``relative`` scales the tolerance by the largest value itself (probabilities, where tiny
+    values differ from each other); otherwise by ``max(1, |largest|)`` (log-ratios, which may
+    be near 0).  An infinite largest value ties only with itself.
+
+    Examples
+    --------
+    >>> _first_max([0.3, 1.0 - 1e-16, 1.0, 0.2])      # equal in exact arithmetic: the first one
+    1
+    >>> _first_max([0.5, 0.5 + 1e-6])
+    1
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    finite = v[~np.isnan(v)]
+    if finite.size == 0:
+        raise ValueError("no value to choose from (every entry is NaN)")
+    top = float(finite.max())
+    if not math.isfinite(top):
+        return int(np.flatnonzero(v == top)[0])
+    return int(np.flatnonzero(v >= top - _tol(top, relative))[0])
+
+
+def _first_min(values: ArrayLike, relative: bool = False) -> int:
+    """Flat index of the first entry tied with the smallest (:func:`_first_max` of the negated values).
+
+    >>> _first_min([0.2, 0.1 + 1e-17, 0.1])
+    1
+    """
+    return _first_max(-np.asarray(values, dtype=float), relative)
+
+
+def _above(values: np.ndarray, level: float) -> np.ndarray:
+    """``values > level`` where values tied with ``level`` (within :data:`TIE_TOL`) count as equal, not above.
+
+    >>> _above(np.array([1.0, 2.0 - 1e-15, 3.0]), 2.0).tolist()
+    [False, False, True]
+    """
+    return values > level + _tol(level, False)
+
+
 # ============================================================================ events
 def _white_events(P: np.ndarray, x: int, xp: int) -> list[np.ndarray]:
     """Events of pair ``(x, x')`` from the exact channel: the outputs of worst ratio, and those above the median."""
@@ -95,11 +148,11 @@ def _white_events(P: np.ndarray, x: int, xp: int) -> list[np.ndarray]:
     top = float(lr.max())
     if not prod.any():
         return []
-    first = prod & (lr >= top - TIE_TOL * max(1.0, abs(top))) if math.isfinite(top) else prod & (pxp == 0)
+    first = prod & (lr >= top - _tol(top, False)) if math.isfinite(top) else prod & (pxp == 0)
     out = [first]
-    above = prod & (lr > np.median(lr[prod]))
-    if above.any() and not np.array_equal(above, first):
-        out.append(above)
+    upper = prod & _above(lr, float(np.median(lr[prod])))
+    if upper.any() and not np.array_equal(upper, first):
+        out.append(upper)
     return out
 
 
@@ -276,7 +329,7 @@ def audit_ldp(
     if events == "white" and pairs is None:
         lr = accountant.pairwise_log_ratio(ExplicitChannel(_white_matrix(sampler, channel)))
         np.fill_diagonal(lr, -np.inf)
-        x, xp = np.unravel_index(int(np.argmax(lr)), lr.shape)
+        x, xp = np.unravel_index(_first_max(lr), lr.shape)  # pairs tied in exact arithmetic: the first
         pairs = [(int(x), int(xp))]
     res = _audit_pairs(sampler, n, events, alpha, pairs, rng, channel, one=events == "black")
     best = res.best
@@ -340,7 +393,7 @@ def audit_ipldp(
 
     if P is not None:
         H, n_test = items(sample_histograms(sampler, range(d), n, gen)), n
-        picks = [(int(np.argmax(P[:, j])), int(np.argmin(P[:, j]))) for j in sens]
+        picks = [(_first_max(P[:, j], relative=True), _first_min(P[:, j], relative=True)) for j in sens]
         seen = H
     else:
         n_test = n - n // 2
@@ -365,13 +418,26 @@ def audit_ipldp(
 
 
 # ============================================================================ LIP
+def _mix(prior: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``prior @ rows``, summed input by input in a fixed order.
+
+    A BLAS product rounds differently with the machine and its thread count, and these sums
+    feed the LIP audits' choices (ordering, best candidate): summed this way, equal columns give
+    equal sums on every machine.
+    """
+    out = prior[0] * rows[0]
+    for i in range(1, prior.size):
+        out = out + prior[i] * rows[i]
+    return out
+
+
 def _lip_values(
     H: np.ndarray, n: int, prior: np.ndarray, masks: np.ndarray, miss: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per input and event (rows of ``masks``): ``log p_lo(S|x)/P_hi(S)`` and ``log P_lo(S)/p_hi(S|x)``."""
     c = H @ masks.T.astype(np.int64)  # inputs x events
     lo, hi = cp_lower(c, n, miss), cp_upper(c, n, miss)
-    p_lo, p_hi = prior @ lo, prior @ hi
+    p_lo, p_hi = _mix(prior, lo), _mix(prior, hi)
     return log_ratio(lo, p_hi[None, :]), log_ratio(p_lo[None, :], hi)
 
 
@@ -411,18 +477,18 @@ def audit_lip(
     gen = as_generator(rng)
     if events == "white":
         P = _white_matrix(sampler, channel)
-        py = p @ P
+        py = _mix(p, P)
         with np.errstate(divide="ignore", invalid="ignore"):
             R = np.where(P > 0, np.log(P) - np.log(py)[None, :], np.where(py > 0, -np.inf, np.nan))
         absR = np.nan_to_num(np.abs(R), nan=-1.0)
-        xi, yi = np.unravel_index(int(np.argmax(absR)), absR.shape)
+        xi, yi = np.unravel_index(_first_max(absR), absR.shape)
         x, up = int(xi), bool(R[xi, yi] > 0)
         r = R[x] if up else -R[x]
         r = np.where(np.isnan(r), -np.inf, r)
         top = float(r.max())
-        ties = r >= top - TIE_TOL * max(1.0, abs(top)) if math.isfinite(top) else r == top
+        ties = r >= top - _tol(top, False) if math.isfinite(top) else r == top
         fin = np.isfinite(r)
-        masks = [ties] + ([r > np.median(r[fin])] if fin.any() else [])
+        masks = [ties] + ([_above(r, float(np.median(r[fin])))] if fin.any() else [])
         masks = [m for i, m in enumerate(masks) if m.any() and not any(np.array_equal(m, o) for o in masks[:i])]
         k = 2 * d * len(masks)
         H, n_test = sample_histograms(sampler, range(d), n, gen), n
@@ -434,7 +500,7 @@ def audit_lip(
         width = max(S.shape[1], H.shape[1])
         S, H = np.pad(S, ((0, 0), (0, width - S.shape[1]))), np.pad(H, ((0, 0), (0, width - H.shape[1])))
         k = 2 * d
-        py = p @ (S + 0.5)
+        py = _mix(p, S + 0.5)
         best: tuple[float, int, bool, np.ndarray] = (-math.inf, 0, True, np.zeros(width, dtype=bool))
         for xx in range(d):
             for direction in (True, False):

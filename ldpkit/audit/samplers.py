@@ -86,12 +86,55 @@ class ChannelSampler:
         return rng.choice(self.channel.n_outputs, size=size, p=self.channel.matrix[x])
 
     def counts(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Histogram of ``size`` outputs of input ``x``: one multinomial draw, cost independent of ``size``."""
-        row = self.channel.matrix[x]
-        return rng.multinomial(size, row / row.sum())
+        """Histogram of ``size`` outputs of input ``x``: one multinomial draw, cost independent of ``size``.
+
+        Drawn output by output (``_multinomial``), so that rows equal in exact arithmetic but
+        rounded differently by two machines give the same histogram.
+        """
+        return _multinomial(rng, size, self.channel.matrix[x])
 
     def __repr__(self) -> str:
         return f"from_channel({self.n_inputs} x {self.n_outputs})"
+
+
+#: conditional probabilities this close to 1/2 are 1/2 (see ``_multinomial``)
+HALF_TOL = 1e-12
+
+
+def _multinomial(rng: np.random.Generator, n: int, weights: np.ndarray) -> np.ndarray:
+    """``Mult(n, weights / sum(weights))`` by binomial splits down a binary tree, the same on every machine.
+
+    The outputs are the leaves of a binary tree (padded with zero weights to a power of two);
+    each node's draws are split between its two halves by ``Bin(draws, left / (left + right))``,
+    the halves' weights summed pairwise, one vectorised binomial call per level.  numpy's own
+    multinomial divides by a remainder it updates by subtraction and its binomial switches
+    algorithm at probability 1/2: two equal weights (equal in exact arithmetic, their last bits
+    from the machine's ``exp``) made a conditional probability 1/2 plus or minus an ulp, so the
+    draw took one branch on one machine and the other on another, and every later draw differed.
+    Here two bitwise equal halves give exactly 1/2, and a split within ``HALF_TOL`` of 1/2 is
+    1/2, which moves the law by at most that much.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = _multinomial(np.random.default_rng(0), 1000, np.array([0.5, 0.25, 0.25]))
+    >>> h.shape, int(h.sum())
+    ((3,), 1000)
+    """
+    w = np.asarray(weights, dtype=float)
+    size = 1 << max(0, int(w.size - 1).bit_length())
+    sums = [np.concatenate([w, np.zeros(size - w.size)])]
+    while sums[-1].size > 1:
+        sums.append(sums[-1][0::2] + sums[-1][1::2])
+    counts = np.array([int(n)], dtype=np.int64)
+    for level in range(len(sums) - 2, -1, -1):
+        left, total = sums[level][0::2], sums[level + 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(total > 0, np.minimum(left / np.where(total > 0, total, 1.0), 1.0), 0.0)
+        p = np.where(np.abs(p - 0.5) <= HALF_TOL, 0.5, p)
+        first = rng.binomial(counts, p)
+        counts = np.stack([first, counts - first], axis=1).reshape(-1)
+    return counts[: w.size]
 
 
 def _default_encode(report: Any) -> Hashable:

@@ -3,9 +3,18 @@
 The reference results live in ``ldpkit/experiments/references/``: for every registered
 experiment ``ID.csv`` (the summary below, made by the same code at the experiment's default
 configuration) and ``ID.json`` (the provenance record of that run,
-:mod:`ldpkit.experiments.provenance`: data identities, versions, wall time).  A maintainer
-remakes them with ``python -m ldpkit.experiments.check --write-references`` after a change that
-moves a result on purpose.
+:mod:`ldpkit.experiments.provenance`: data identities, versions, wall time, and ``why``: the
+reason it was made).  A maintainer remakes them after a change that moves a result on purpose,
+with one command (:func:`write_references`, one fresh process per experiment, so that the
+recorded wall time is what ``ldpkit check ID`` costs alone)::
+
+    ldpkit check --write-references (ID [ID ...] | --all) --why "what moved the results"
+    python -m ldpkit.experiments.check --write-references [ID ...] --why "..."   # the same; no ID: all
+
+The reason is stored in every remade reference and must be said in ``CHANGELOG.md`` (a test
+holds the two together).  A reference is remade on the data it was made on: when this machine
+would run an experiment on other data than its reference did (a stand-in where the reference
+ran on the real file), it is refused before any run unless ``--allow-data-change`` is given.
 
 How a rerun is compared (:class:`~ldpkit.experiments.Comparison`, declared per experiment at registration):
 
@@ -13,8 +22,12 @@ How a rerun is compared (:class:`~ldpkit.experiments.Comparison`, declared per e
   Carlo column the mean over repeats and its standard deviation, for every column that is the
   same in every repeat (an exact expectation, a theory value) that value.
 * Exact values (strings, integers, deterministic floats) must agree to the relative tolerance
-  ``rtol`` (1e-6 by default: the same machine gives identical bits; another machine's BLAS and
-  solvers round differently in the last digits).
+  ``rtol`` (1e-6 by default: the same machine gives identical bits; another machine's ``exp``,
+  ``log`` and BLAS round differently in the last digits, about 1e-15 relative once the solvers
+  end at their KKT point).  Text is compared token by token (:func:`tokens`): words exactly,
+  numbers as numbers to ``rtol``, and two numbers both at most ``rtol`` times the row's largest
+  floating-point value agree (a difference of two nearly equal values of the row, printed in a
+  verdict, is zero to the row's precision).
 * A Monte Carlo mean must lie within ``z*`` standard errors of the reference mean, the standard
   error combining both runs' (``sqrt(se_ref**2 + se_new**2)``, each ``sd / sqrt(repeats)``, or
   the exact standard error a frame carries for its simulated values).  ``z*`` is the two-sided
@@ -22,6 +35,9 @@ How a rerun is compared (:class:`~ldpkit.experiments.Comparison`, declared per e
   the experiment, so an unchanged implementation on another machine (other random streams)
   passes with probability at least ``1 - ALPHA``, while an error of a few standard errors in any
   cell is caught.
+* A standard error that the simulation itself estimates (``Comparison.simulated_se``) serves
+  only as the standard error of its column; it is not compared (another random stream estimates
+  it anew).
 * Columns a comparison cannot use (wall-clock times) are named with the reason and skipped.
 
 A rerun is only compared when it ran on the reference's data: the same origin (real, prefix
@@ -36,11 +52,12 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .comparison import EXACT, Comparison
 from .config import RunConfig
@@ -58,7 +75,9 @@ __all__ = [
     "load_reference",
     "reference_seconds",
     "summarise",
+    "tokens",
     "write_reference",
+    "write_references",
 ]
 
 #: family-wise false alarm rate of the Monte Carlo comparisons of one experiment
@@ -142,12 +161,34 @@ def _float(value: Any) -> float | None:
     return out
 
 
-def _same(a: Any, b: Any, rtol: float) -> tuple[bool, float]:
-    """Whether two exact cells agree, and their relative deviation (0 for equal non-numbers)."""
-    fa, fb = _float(a), _float(b)
-    if fa is None or fb is None:
-        equal = str(a) == str(b)
-        return equal, 0.0 if equal else math.inf
+#: a number inside text: not glued to a letter, digit or point on either side ("opt0" is a word)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def tokens(text: str) -> list[str | float]:
+    """``text`` split into words and numbers: the numbers as floats, everything between them as strings.
+
+    Examples
+    --------
+    >>> tokens("IPRR better: difference -2.856e+05 (exact)")
+    ['IPRR better: difference ', -285600.0, ' (exact)']
+    >>> tokens("IDUE-opt0 at 1")
+    ['IDUE-opt0 at ', 1.0]
+    """
+    out: list[str | float] = []
+    at = 0
+    for match in _NUMBER.finditer(text):
+        if match.start() > at:
+            out.append(text[at:match.start()])
+        out.append(float(match.group()))
+        at = match.end()
+    if at < len(text):
+        out.append(text[at:])
+    return out
+
+
+def _close(fa: float, fb: float, rtol: float, floor: float) -> tuple[bool, float]:
+    """Whether two numbers agree to ``rtol`` (or are both at most ``floor`` in size), and their relative deviation."""
     if math.isnan(fa) or math.isnan(fb):
         equal = math.isnan(fa) and math.isnan(fb)
         return equal, 0.0 if equal else math.inf
@@ -155,7 +196,54 @@ def _same(a: Any, b: Any, rtol: float) -> tuple[bool, float]:
         return True, 0.0
     scale = max(abs(fa), abs(fb))
     rel = abs(fa - fb) / scale
-    return rel <= rtol or abs(fa - fb) <= 1e-300, rel
+    return rel <= rtol or abs(fa - fb) <= 1e-300 or scale <= floor, rel
+
+
+def _same(a: Any, b: Any, rtol: float, floor: float = 0.0) -> tuple[bool, float]:
+    """Whether two exact cells agree, and their relative deviation (0 for equal non-numbers).
+
+    Numbers agree to the relative tolerance ``rtol``.  Text is compared token by token
+    (:func:`tokens`): the words exactly, the numbers in it as numbers, to ``rtol``; two numbers
+    both at most ``floor`` in size agree (a difference of two nearly equal quantities printed in
+    the text is rounding noise of the size of the row's values times ``rtol``, which is the
+    floor :func:`compare` passes).
+
+    Examples
+    --------
+    >>> _same("undecided: difference 1.164e-10 (exact)", "undecided: difference 0 (exact)", 1e-6, floor=0.5)
+    (True, 1e-06)
+    >>> _same("A better: difference -2.856e+05", "A better: difference -2.857e+05", 1e-6, floor=0.5)[0]
+    False
+    >>> _same("IDUE-opt0 better", "IDUE-opt1 better", 1e-6)[0]
+    False
+    """
+    fa, fb = _float(a), _float(b)
+    if fa is not None and fb is not None:
+        return _close(fa, fb, rtol, 0.0)
+    if str(a) == str(b):
+        return True, 0.0
+    if fa is not None or fb is not None:  # a number against text
+        return False, math.inf
+    ta, tb = tokens(str(a)), tokens(str(b))
+    if len(ta) != len(tb):
+        return False, math.inf
+    worst = 0.0
+    for x, y in zip(ta, tb):
+        if isinstance(x, str) or isinstance(y, str):
+            if x != y:
+                return False, math.inf
+            continue
+        same, rel = _close(x, y, rtol, floor)
+        if not same:
+            return False, rel
+        worst = max(worst, min(rel, rtol))  # two numbers below the floor: within the tolerance
+    return True, worst
+
+
+def _row_scale(table: pd.DataFrame, i: int, columns: list[str]) -> float:
+    """The largest magnitude among row ``i``'s finite floating-point cells (0 if none)."""
+    values = [abs(float(table[c][i])) for c in columns]
+    return max((v for v in values if math.isfinite(v)), default=0.0)
 
 
 def _where(row: pd.Series, keys: tuple[str, ...]) -> str:
@@ -194,10 +282,11 @@ def compare(reference: pd.DataFrame, rerun: pd.DataFrame, spec: Comparison, expe
                 return CheckReport(experiment_id, "differs", f"settings differ: {key} = {new[key][row]!r} "
                                    f"where the reference has {ref[key][row]!r}")
     sd_cols = {c[: -len(_SD)] for c in ref.columns if c.endswith(_SD)}
+    float_cols = [c for c in ref.columns if ref[c].dtype.kind == "f" and not c.endswith(_SD)]
     mc_cells: list[tuple[float, str]] = []  # (z, where)
     worst_rel, worst_rel_at, n_exact = 0.0, "", 0
     for col in ref.columns:
-        if col in spec.keys or col.endswith(_SD) or col == _REPEATS:
+        if col in spec.keys or col.endswith(_SD) or col == _REPEATS or col in spec.simulated_se:
             continue
         se_col = spec.se.get(col)
         for i in range(len(ref)):
@@ -215,7 +304,8 @@ def compare(reference: pd.DataFrame, rerun: pd.DataFrame, spec: Comparison, expe
             if combined > 0 and fa is not None and fb is not None and not (math.isnan(fa) or math.isnan(fb)):
                 mc_cells.append((abs(fa - fb) / combined, f"{col} at {_where(new.iloc[i], spec.keys)}"))
                 continue
-            same, rel = _same(a, b, spec.rtol)
+            floor = spec.rtol * _row_scale(ref, i, float_cols) if isinstance(a, str) else 0.0
+            same, rel = _same(a, b, spec.rtol, floor)
             n_exact += 1
             if rel > worst_rel:
                 worst_rel, worst_rel_at = rel, f"{col} at {_where(new.iloc[i], spec.keys)}"
@@ -272,8 +362,19 @@ def reference_seconds(experiment_id: str) -> float | None:
     return float(seconds) if isinstance(seconds, (int, float)) else None
 
 
-def write_reference(result: ExperimentResult, directory: str | Path | None = None) -> list[Path]:
-    """Store ``result`` (a run at the experiment's defaults) as its reference; return the paths."""
+def _check_why(why: Any) -> str:
+    """The reason a reference is remade: one non-empty line."""
+    if not isinstance(why, str) or not why.strip() or "\n" in why:
+        raise ValueError(f"why must be one non-empty line saying why the references are remade, got {why!r}")
+    return why.strip()
+
+
+def write_reference(result: ExperimentResult, directory: str | Path | None = None, *, why: str) -> list[Path]:
+    """Store ``result`` (a run at the experiment's defaults) as its reference, with the reason ``why``.
+
+    Returns the paths written.
+    """
+    why = _check_why(why)
     exp = result.experiment
     if result.config.replace(progress=None, jobs=1, backend=None) != exp.defaults.replace(
             progress=None, jobs=1, backend=None):
@@ -284,6 +385,7 @@ def write_reference(result: ExperimentResult, directory: str | Path | None = Non
     summarise(result.frame, exp.comparison).to_csv(csv, index=False)
     sidecar = result.sidecar(command=f"ldpkit check {exp.id}", files=[csv.name])
     sidecar["environment"].pop("git", None)  # the reference's commit is the one that stores it
+    sidecar["why"] = why
     record.write_text(json.dumps(sidecar, indent=2) + "\n")
     return [csv, record]
 
@@ -364,33 +466,100 @@ def check(experiment: str | Experiment, *, jobs: int = 1, progress: bool | None 
     return CheckReport(exp.id, report.status, detail, seconds)
 
 
-def _main(argv: list[str] | None = None) -> int:
-    """``python -m ldpkit.experiments.check --write-references [ID ...]``: remake the references."""
-    import argparse
+def _data_change(exp: Experiment, directory: str | Path | None = None) -> str | None:
+    """Why a run here would use other data than ``exp``'s stored reference (``None``: the same, or no reference)."""
+    try:
+        _, record = load_reference(exp.id, directory)
+    except FileNotFoundError:
+        return None
+    return _planned_differs(record.get("datasets", {}))
 
-    from .registry import get, ids, run
+
+def write_references(ids: Sequence[str], why: str, *, allow_data_change: bool = False, fresh: bool = True,
+                     err: TextIO | None = None, directory: str | Path | None = None) -> None:
+    """Remake the references of ``ids`` (at their defaults), recording the reason ``why`` in each.
+
+    Everything is checked before any run: the ids, the reason (one non-empty line) and the data:
+    an experiment that would run here on other data than its stored reference (a stand-in where
+    the reference ran on the real file) is refused unless ``allow_data_change``.  With ``fresh``
+    each experiment runs in a fresh process (this module's command line), so that its
+    recorded wall time is what ``ldpkit check ID`` costs alone; the experiments' progress bars
+    and the paths written go to this process's stderr and stdout.  ``directory``: where the
+    references are (default: the package's; only in-process, ``fresh=False``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown id, a bad reason or a refused data change (nothing is written), and when
+        a fresh process fails (the references before it are written).
+    """
+    import subprocess
+    import sys
+
+    from .registry import get, run
+
+    why = _check_why(why)
+    exps = [get(eid) for eid in ids]
+    if not exps:
+        raise ValueError("no experiment to remake")
+    if fresh and directory is not None:
+        raise ValueError("directory is only for fresh=False (the fresh processes write the package's references)")
+    if not allow_data_change:
+        changes = [f"{exp.id}: {why_not}" for exp in exps if (why_not := _data_change(exp, directory)) is not None]
+        if changes:
+            raise ValueError("these references would be remade on other data than they were made on (get the data "
+                             "they ran on, see `ldpkit datasets`, or pass --allow-data-change): " + "; ".join(changes))
+    err = sys.stderr if err is None else err
+    for i, exp in enumerate(exps, start=1):
+        if fresh or len(exps) > 1:
+            err.write(f"writing the reference of {exp.id} ({i}/{len(exps)}) ...\n")
+            err.flush()
+        if fresh:
+            args = ["--write-references", exp.id, "--why", why] + (["--allow-data-change"] if allow_data_change else [])
+            # the module's _main through -c: `-m ldpkit.experiments.check` warns that the package imported it first
+            code = f"from ldpkit.experiments.check import _main; raise SystemExit(_main({args!r}))"
+            argv = [sys.executable, "-c", code]
+            sys.stdout.flush()
+            if subprocess.run(argv, check=False).returncode != 0:
+                raise ValueError(f"{exp.id}: remaking its reference failed (see above); the references of "
+                                 f"{', '.join(e.id for e in exps[: i - 1]) or 'no experiment'} were written")
+            continue
+        result = run(exp, exp.defaults.replace(progress=True), draw=False)
+        if not allow_data_change:
+            try:
+                _, record = load_reference(exp.id, directory)
+            except FileNotFoundError:
+                record = {}
+            changed = _data_differs(record.get("datasets", {}), result.data.inputs)
+            if changed is not None:
+                raise ValueError(f"{exp.id}: not written, the run used other data than the reference: {changed}")
+        for path in write_reference(result, directory, why=why):
+            print(path.name)
+        print(f"{exp.id}: {result.seconds:.1f} s", flush=True)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    """``python -m ldpkit.experiments.check --write-references [ID ...] --why TEXT``: remake the references."""
+    import argparse
+    import sys
+
+    from .registry import ids
 
     parser = argparse.ArgumentParser(prog="python -m ldpkit.experiments.check",
                                      description="Remake the reference results stored in the package.")
     parser.add_argument("--write-references", action="store_true", required=True)
     parser.add_argument("ids", nargs="*", help="experiment ids (default: all)")
+    parser.add_argument("--why", required=True,
+                        help="why the references are remade (stored in each; say it in CHANGELOG.md too)")
+    parser.add_argument("--allow-data-change", action="store_true",
+                        help="remake a reference even when this machine would run it on other data than it was made on")
     args = parser.parse_args(argv)
     chosen = args.ids or list(ids())
-    if len(chosen) > 1:
-        # one fresh process per experiment: its wall time is then what `ldpkit check ID` costs alone
-        # (no data or solutions cached by an earlier run), the expected time `ldpkit list` shows
-        import subprocess
-        import sys
-
-        for eid in chosen:
-            get(eid)
-            subprocess.run([sys.executable, "-m", "ldpkit.experiments.check", "--write-references", eid], check=True)
-        return 0
-    exp = get(chosen[0])
-    result = run(exp, exp.defaults.replace(progress=True), draw=False)
-    for path in write_reference(result):
-        print(path.name)
-    print(f"{exp.id}: {result.seconds:.1f} s", flush=True)
+    try:
+        write_references(chosen, args.why, allow_data_change=args.allow_data_change, fresh=len(chosen) > 1)
+    except ValueError as exc:
+        sys.stderr.write(f"{parser.prog}: error: {exc}\n")
+        return 1
     return 0
 
 

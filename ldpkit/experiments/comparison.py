@@ -29,8 +29,13 @@ class Comparison:
     exact
         With ``repeat``: columns whose value is the same in every repeat (compared exactly).
     se
-        Value column -> the column holding the exact standard error of that value where it is a
+        Value column -> the column holding the standard error of that value where it is a
         simulated mean (rows where the standard error is missing are exact values).
+    simulated_se
+        Columns of ``se`` that are themselves estimated by the simulation (a standard deviation
+        over its trials, not an exact formula): they serve as the standard error of their column
+        and are not compared themselves, since another random stream estimates them anew.  The
+        other ``se`` columns are exact values, compared as such.
     ignore
         Column -> why it is not compared.
     rtol
@@ -49,15 +54,19 @@ class Comparison:
     se: Mapping[str, str] = field(default_factory=dict)
     ignore: Mapping[str, str] = field(default_factory=dict)
     rtol: float = 1e-6
+    simulated_se: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("keys", "exact"):
+        for name in ("keys", "exact", "simulated_se"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(v, str) for v in value):
                 raise ValueError(f"{name} must be a tuple of column names, got {value!r}")
             object.__setattr__(self, name, tuple(value))
         object.__setattr__(self, "se", MappingProxyType(dict(self.se)))
         object.__setattr__(self, "ignore", MappingProxyType(dict(self.ignore)))
+        stray = [c for c in self.simulated_se if c not in self.se.values()]
+        if stray:
+            raise ValueError(f"simulated_se names columns that are no standard error of se: {stray}")
         if not (isinstance(self.rtol, float) and 0 <= self.rtol < 1):
             raise ValueError(f"rtol must be a float in [0, 1), got {self.rtol!r}")
 

@@ -65,7 +65,7 @@ from .comparison import Comparison
 from .config import RunConfig, subsample
 from .inputs import identity, load_auto
 from .registry import Experiment, ExperimentData, register
-from .verdicts import UNDECIDED, exact_verdict
+from .verdicts import UNDECIDED, Verdict, exact_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     import matplotlib.figure
@@ -529,21 +529,25 @@ def winners(frame: pd.DataFrame) -> pd.DataFrame:
 
     ``margin`` is the runner-up's exact total variance over the best's (``inf`` when only one
     family keeps the promise, 1 for a tie).  Families with an identical member (the same
-    variance to ``TIE_RTOL``) are listed together as the best.
+    variance to ``TIE_RTOL``) are listed together as the best, in the frame's order (their
+    variances' last bits, which depend on the machine, do not order them); so is a tie for the
+    runner-up resolved.
     """
     import pandas as pd
 
     rows = []
     for (label, contract), grp in frame.groupby(["dataset", "contract"], sort=False):
-        ok = grp[grp["satisfiable"]].sort_values("total_variance", kind="stable")
+        ok = grp[grp["satisfiable"]]
         v = ok["total_variance"].to_numpy()
-        tied = ok["family"][v <= v[0] * (1.0 + TIE_RTOL)].tolist()
-        rest = ok[~ok["family"].isin(tied)]
-        runner = rest.iloc[0] if len(rest) else None
+        best = v <= v.min() * (1.0 + TIE_RTOL)
+        tied = ok["family"][best].tolist()
+        rest = ok[~best]
+        w = rest["total_variance"].to_numpy()
+        runner = rest[w <= w.min() * (1.0 + TIE_RTOL)].iloc[0] if len(rest) else None
         rows.append({"dataset": label, "contract": contract, "best": " = ".join(tied),
-                     "best_variance": float(v[0]), "runner_up": None if runner is None else runner["family"],
+                     "best_variance": float(v.min()), "runner_up": None if runner is None else runner["family"],
                      "runner_up_variance": math.nan if runner is None else float(runner["total_variance"]),
-                     "margin": math.inf if runner is None else float(runner["total_variance"]) / float(v[0]),
+                     "margin": math.inf if runner is None else float(runner["total_variance"]) / float(v.min()),
                      "n_satisfiable": int(len(ok))})
     return pd.DataFrame(rows)
 
@@ -807,6 +811,24 @@ def _restated_rows() -> list[_Restated]:
     ]
 
 
+def _verdict_text(verdict: Verdict) -> str:
+    """The verdict in words; an exact tie's difference prints as 0, not as its rounding noise.
+
+    Two exact values equal to the verdict's relative tolerance are a tie: their difference is
+    zero in exact arithmetic (the same variance reached by two formulas) and its computed value
+    is rounding noise whose last digits depend on the machine.
+
+    >>> from ldpkit.experiments.verdicts import exact_verdict
+    >>> _verdict_text(exact_verdict("IPRR", 549552.4706610158, "uRR", 549552.4706610157))
+    'undecided: difference 0 (exact)'
+    >>> _verdict_text(exact_verdict("IPRR", 1.0, "uRR", 2.0))
+    'IPRR better: difference -1 (exact)'
+    """
+    if verdict.method == "exact" and verdict.winner is None:
+        return str(dataclasses.replace(verdict, difference=0.0))
+    return str(verdict)
+
+
 def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
     """Each paper's headline comparison at its own setting and at one matched promise, decided exactly.
 
@@ -814,11 +836,11 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
     comparison), ``paper``, ``comparison``, ``setting`` (the paper's), ``promise`` (the matched
     one), ``a`` (the paper's mechanism) and ``b`` (a baseline), their exact total variances at the
     paper's setting (``printed_a``, ``printed_b``) with the verdict (``printed_winner``,
-    ``printed_verdict``; ``"undecided"`` for a tie), the calibrated parameters and variances under the matched promise
-    (``param_a``, ``param_b``, ``matched_a``, ``matched_b``), its verdict (``matched_winner``,
-    ``matched_verdict``; a mechanism with no member loses by default, ``reason_a``/``reason_b``
-    say why), ``already_matched`` (the paper's members are the calibrated ones, to a relative
-    1e-9) and ``changes`` (the winner differs).  Counts: the scenario's Zipf counts (two items for
+    ``printed_verdict``; ``"undecided"`` for a tie, whose difference prints as 0), the calibrated
+    parameters and variances under the matched promise (``param_a``, ``param_b``, ``matched_a``,
+    ``matched_b``), its verdict (``matched_winner``, ``matched_verdict``; a mechanism with no
+    member loses by default, ``reason_a``/``reason_b`` say why), ``already_matched`` (the paper's
+    members are the calibrated ones, to a relative 1e-9) and ``changes`` (the winner differs).  Counts: the scenario's Zipf counts (two items for
     the LIP row, prior ``LIP_PRIOR_1``).
     """
     import pandas as pd
@@ -838,7 +860,7 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             mb = cal_b.total_variance(counts) if cal_b.satisfiable else math.nan
             if cal_a.satisfiable and cal_b.satisfiable:
                 mv = exact_verdict(spec.a, ma, b, mb)
-                m_winner, m_text = mv.winner or UNDECIDED, str(mv)
+                m_winner, m_text = mv.winner or UNDECIDED, _verdict_text(mv)
             elif cal_a.satisfiable or cal_b.satisfiable:
                 m_winner = spec.a if cal_a.satisfiable else b
                 loser = b if cal_a.satisfiable else spec.a
@@ -853,7 +875,8 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
             rows.append({
                 "key": spec.key, "paper": spec.paper, "comparison": spec.comparison, "setting": spec.setting,
                 "promise": spec.promise_text(sc), "a": spec.a, "b": b,
-                "printed_a": va, "printed_b": vb, "printed_winner": pv.winner or UNDECIDED, "printed_verdict": str(pv),
+                "printed_a": va, "printed_b": vb, "printed_winner": pv.winner or UNDECIDED,
+                "printed_verdict": _verdict_text(pv),
                 "param_a": cal_a.parameter, "param_b": cal_b.parameter, "matched_a": ma, "matched_b": mb,
                 "matched_winner": m_winner, "matched_verdict": m_text,
                 "reason_a": cal_a.reason, "reason_b": cal_b.reason,
@@ -881,6 +904,7 @@ register(Experiment("synthesis-comparison",
                     RunConfig(repeats=TRIALS, seed=SEED, scale=1.0), "sec-synthesis-comparison",
                     Comparison(keys=("dataset", "contract", "family"),
                                se={"mse_sim": "mse_se", "precision": "precision_se"},
+                               simulated_se=("mse_se", "precision_se"),
                                ignore={"z": "a function of the simulated values, compared through mse_sim"})))
 register(Experiment("synthesis-wins", "Where each family wins as the domain, the budget and the sensitive share vary",
                     PAPER, "Synthesis: where each family wins", "figure", (), compute_wins, draw_wins,

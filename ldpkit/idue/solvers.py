@@ -15,7 +15,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._solvers import KKT_RTOL, MARGIN, MAX_REPAIR, cvx_solve, kkt_multipliers, newton_active_set, polish_linear
+from .._solvers import (
+    KKT_RTOL,
+    MARGIN,
+    MAX_REPAIR,
+    cvx_solve,
+    kkt_multipliers,
+    kkt_point,
+    newton_active_set,
+    polish_linear,
+    single_threaded,
+)
 from .._rng import RNGLike, as_generator
 from .._validation import ArgumentTypeError, check_positive_int, describe
 from ..accountant import PairRule
@@ -45,6 +55,7 @@ def _f1(tau: np.ndarray, m: np.ndarray) -> float:
     return float(np.sum(m * np.exp(tau) / np.expm1(tau) ** 2))
 
 
+@single_threaded
 def solve_opt1(
     level_budgets: ArrayLike,
     level_sizes: ArrayLike,
@@ -138,8 +149,12 @@ def _opt1_polish(
     def shrink(x: np.ndarray, deficit: float) -> np.ndarray:  # keeps the RAPPOR structure
         return x - (deficit + 2 * MARGIN) / 2
 
+    def hess(x: np.ndarray) -> np.ndarray:  # of e^tau/(e^tau - 1)^2: e^tau (e^2tau + 4 e^tau + 1)/(e^tau - 1)^4
+        E = np.exp(x)
+        return np.diag(m * E * (E**2 + 4 * E + 1) / np.expm1(x) ** 4)
+
     return polish_linear(
-        "opt1", tau0, lambda x: _f1(x, m), ex_grad, A, cap, (0.0, np.inf), shrink, error=IDUESolverError
+        "opt1", tau0, lambda x: _f1(x, m), ex_grad, A, cap, (0.0, np.inf), shrink, error=IDUESolverError, hess=hess
     )
 
 
@@ -188,6 +203,7 @@ def _opt2_log_polish(b0: np.ndarray, m: np.ndarray, I: np.ndarray, J: np.ndarray
     return 0.5 - np.exp(-y) if np.all(np.isfinite(y)) else None
 
 
+@single_threaded
 def solve_opt2(
     level_budgets: ArrayLike,
     level_sizes: ArrayLike,
@@ -282,7 +298,7 @@ def _opt2_polish(
         A, -np.ones(I.size), (0.0, 0.5), grow,
         extra=[("slsqp-log", log_polished), ("conic-tight", tighten(b0)), ("slsqp-log-tight", tighten(log_polished)),
                *newton],
-        error=IDUESolverError,
+        error=IDUESolverError, hess=hess2,
     )
 
 
@@ -594,6 +610,7 @@ def _opt0_bnb(
     }
 
 
+@single_threaded
 def solve_opt0(
     level_budgets: ArrayLike,
     level_sizes: ArrayLike,
@@ -664,6 +681,7 @@ def solve_opt0(
         cands += bnb_cand
     table = _opt0_candidate_table(cands, m, R, mask)
     best, n_agree = _opt0_choose(table, status)
+    best, table = _opt0_at_kkt_point(best, table, m, R, mask)
     f_best = best["objective"]
     diag = _opt0_diagnostics(best, table, status, starts, n_agree, bnb)
     _opt0_confirm(f_best, n_agree, bnb, t <= bnb_max_levels)
@@ -672,6 +690,84 @@ def solve_opt0(
         _opt0_check_bracket(f_best, bnb)
     a, b = ab_from_uv(best["u"], best["v"])
     return make_solution("opt0", e, m, a, b, worst_case_mse(a, b, m), r, R, mask, same_level_pairs, diag)
+
+
+def _opt0_uv_derivatives(
+    u: np.ndarray, v: np.ndarray, m: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The opt0 terms in ``(u, v)`` and their derivatives.
+
+    ``F_i = G + 1/Y_i - 1/Z_i`` with ``G = sum_k m_k (1 + 1/Y_k)/Z_k``, ``Z = e^u - 1``,
+    ``Y = e^v - 1``.  With ``B = 1/Z`` (``B' = -(Z+1)/Z^2``, ``B'' = (Z+1)(Z+2)/Z^3``) and
+    ``C = 1/Y`` (likewise in ``v``): returns ``F``, ``B``, ``B'``, ``B''``, ``C``, ``C'``, ``C''``.
+    """
+    Z, Y = np.expm1(u), np.expm1(v)
+    B, C = 1 / Z, 1 / Y
+    B1, C1 = -(Z + 1) / Z**2, -(Y + 1) / Y**2
+    B2, C2 = (Z + 1) * (Z + 2) / Z**3, (Y + 1) * (Y + 2) / Y**3
+    G = float(np.sum(m * (1 + C) * B))
+    return G + C - B, B, B1, B2, C, C1, C2
+
+
+def _opt0_at_kkt_point(
+    best: dict[str, Any], table: list[dict[str, Any]], m: np.ndarray, R: np.ndarray, mask: np.ndarray
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The certified optimum ``best`` taken to the exact KKT point of its active set, when that is no worse.
+
+    The candidates' objectives agree to rounding while their points differ in the ninth digit
+    (the objective is flat along the optimal face), so which candidate wins is an accident of
+    rounding that differs between machines and thread counts.  Newton's method on the KKT
+    conditions of ``min z`` s.t. ``F_i(u, v) <= z``, ``u_i + v_j <= r_ij`` (``ldpkit._solvers.kkt_point``)
+    takes the winner to the optimum itself, the same point whichever candidate won; it is
+    repaired, KKT-checked and compared like every candidate, and kept (row ``"newton"``) unless
+    it fails or is worse.
+    """
+    t = m.size
+    I, J = np.nonzero(mask)
+    rIJ = R[I, J]
+    n_c = I.size
+
+    def cons_val(x: np.ndarray) -> np.ndarray:
+        F = _opt0_uv_derivatives(x[:t], x[t : 2 * t], m)[0]
+        return np.concatenate([F - x[-1], x[I] + x[t + J] - rIJ])
+
+    def cons_jac(x: np.ndarray) -> np.ndarray:
+        _, B, B1, _, C, C1, _ = _opt0_uv_derivatives(x[:t], x[t : 2 * t], m)
+        out = np.zeros((t + n_c, 2 * t + 1))
+        k = np.arange(t)
+        out[:t, :t] = m * (1 + C) * B1  # dG/du_k, in every row
+        out[:t, t : 2 * t] = m * C1 * B  # dG/dv_k
+        out[k, k] -= B1
+        out[k, t + k] += C1
+        out[:t, -1] = -1.0
+        rows = t + np.arange(n_c)
+        out[rows, I] += 1.0
+        out[rows, t + J] += 1.0
+        return out
+
+    def hess_lagrangian(x: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        _, B, B1, B2, C, C1, C2 = _opt0_uv_derivatives(x[:t], x[t : 2 * t], m)
+        mu = lam[:t]
+        k = np.arange(t)
+        H = np.zeros((2 * t + 1, 2 * t + 1))
+        H[k, k] = mu.sum() * m * (1 + C) * B2 - mu * B2
+        H[t + k, t + k] = mu.sum() * m * C2 * B + mu * C2
+        H[k, t + k] = H[t + k, k] = mu.sum() * m * C1 * B1
+        return H
+
+    grad = np.zeros(2 * t + 1)
+    grad[-1] = 1.0
+    z0 = float(np.max(_opt0_uv_derivatives(best["u"], best["v"], m)[0]))
+    x0 = np.concatenate([best["u"], best["v"], [z0]])
+    scale = np.concatenate([np.full(t, max(1.0, abs(z0))), np.maximum(1.0, np.abs(rIJ))])
+    with np.errstate(all="ignore"):
+        xn = kkt_point(x0, lambda x: grad, hess_lagrangian, cons_val, cons_jac, scale)
+    if xn is None:
+        return best, table
+    row = _opt0_candidate_table([("newton", xn[:t], xn[t : 2 * t])], m, R, mask)
+    if not row or not row[0]["kkt_residual"] <= KKT_RTOL or not row[0]["objective"] <= best["objective"] * (1 + 1e-9):
+        return best, table
+    return row[0], [*table, row[0]]
 
 
 def _check_opt0_options(
@@ -822,6 +918,7 @@ def _opt0_check_bracket(f_best: float, bnb: dict[str, Any]) -> None:
 _SOLVERS = {"opt0": solve_opt0, "opt1": solve_opt1, "opt2": solve_opt2}
 
 
+@single_threaded
 def solve(
     model: Model,
     level_budgets: ArrayLike,

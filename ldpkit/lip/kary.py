@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._rng import RNGLike, as_generator
-from .._solvers import SolverError
+from .._solvers import SolverError, single_threaded
 from .._validation import (
     ArgumentTypeError,
     check_distribution,
@@ -114,7 +114,7 @@ def _lip_ratio_vertices(pi: np.ndarray, eps: float) -> np.ndarray:
     out = []
     for j in range(k):
         others = np.delete(np.arange(k), j)
-        rj = (1.0 - pats @ pi[others]) / pi[j]
+        rj = (1.0 - (pats * pi[others]).sum(axis=1)) / pi[j]  # summed in numpy's fixed order, not by BLAS
         ok = (rj >= lo * (1 - 1e-12)) & (rj <= hi * (1 + 1e-12))
         V = np.empty((int(ok.sum()), k))
         V[:, others] = pats[ok]
@@ -217,6 +217,61 @@ def _check_kary(prior: Any, epsilon: Any) -> tuple[np.ndarray, float]:
     return pi, eps
 
 
+def _tied_ranks(values: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """Dense ranks of ``values`` in increasing order, values within ``rtol`` of the previous one sharing its rank.
+
+    >>> _tied_ranks(np.array([3.0, 1.0, 1.0 + 1e-15, 2.0])).tolist()
+    [2, 0, 0, 1]
+    """
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    new = np.abs(np.diff(v)) > rtol * np.maximum(1.0, np.abs(v[1:]))
+    ranks = np.empty(values.size, dtype=np.int64)
+    ranks[order] = np.concatenate([[0], np.cumsum(new)]) if values.size else []
+    return ranks
+
+
+#: seed of the fixed generic weights that choose one optimum of the k-ary LP when there are several
+TIE_BREAK_SEED = 20240624
+#: how many fixed generic weightings are tried for an optimum with ``k`` outputs of rank ``k``
+TIE_BREAK_TRIES = 32
+
+
+def _canonical_optimum(V: np.ndarray, g: np.ndarray, w: np.ndarray, dual: np.ndarray) -> np.ndarray:
+    """One optimal solution of the k-ary LP chosen by a fixed rule, the same on every machine.
+
+    At some priors and budgets the LP has many optimal solutions (channels of equal risk);
+    which one a simplex solver returns then depends on the last bits of its input, so on the
+    machine.  The optimal face is ``{w >= 0 : sum_j w_j V_j = 1, w_j = 0 where V_j . dual > g_j}``
+    (complementary slackness with the dual optimum, whichever the solver returned).  On it this
+    returns the minimiser of fixed generic weights (seeded by ``TIE_BREAK_SEED + i``, in the
+    order of the vertices, which ``np.unique`` sorts), a single vertex: the first, over
+    ``i < TIE_BREAK_TRIES``, with ``k`` outputs of rank ``k`` (an unbiased estimator needs them),
+    else the one of ``i = 0``.  ``w`` itself when the face is that one point.
+    """
+    from scipy.optimize import linprog
+
+    k = V.shape[1]
+    reduced = V @ dual - g
+    face = np.flatnonzero(reduced <= 1e-9 * max(1.0, float(np.max(np.abs(g)))))
+    if face.size <= k and np.linalg.matrix_rank(V[face]) == face.size:
+        return w  # the optimum is unique
+    first = None
+    for i in range(TIE_BREAK_TRIES):
+        weights = np.asarray(as_generator(TIE_BREAK_SEED + i).uniform(1.0, 2.0, size=V.shape[0]))[face]
+        res = linprog(weights, A_eq=V[face].T, b_eq=np.ones(k), bounds=(0, None), method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+        if res.status != 0:  # pragma: no cover - the face holds the LP's own optimum
+            continue
+        out = np.zeros_like(w)
+        out[face] = np.asarray(res.x)
+        support = np.flatnonzero(out > 1e-12 * max(1.0, float(out.max())))
+        if support.size == k and np.linalg.matrix_rank(V[support]) == k:
+            return out
+        first = out if first is None else first
+    return w if first is None else first
+
+
 def _kary_lp(pi: np.ndarray, eps: float, objective: str, notion: str, local_starts: int, rng: RNGLike) -> KaryOptimum:
     from scipy.optimize import linprog
 
@@ -232,14 +287,18 @@ def _kary_lp(pi: np.ndarray, eps: float, objective: str, notion: str, local_star
     dual = -np.asarray(res.eqlin.marginals)  # for the max problem: g_j <= V_j . dual
     upper = float(dual.sum())
     dual_infeas = float(max(0.0, np.max(g - V @ dual)))
+    w = _canonical_optimum(V, g, w, dual)
     support = np.flatnonzero(w > 1e-12 * max(1.0, float(w.max())))
     Vs = V[support]
     # re-solve the equalities on the support exactly (least squares: the support is a basis)
     ws, *_ = np.linalg.lstsq(Vs.T, np.ones(k), rcond=None)
     if np.any(ws <= 0):  # pragma: no cover - a basis of a feasible LP has positive weights
         ws = w[support]
-    # outputs in the order of the input each favours most (then by how much): GRR-like layout
-    order = np.lexsort((-Vs.max(axis=1), np.argmax(Vs * pi[None, :], axis=1)))
+    # outputs in the order of the input each favours most (then by how much): GRR-like layout; values
+    # equal to a relative 1e-9 are tied (their last bits depend on the machine) and keep the vertex order
+    joint = Vs * pi[None, :]
+    favoured = np.argmax(joint >= joint.max(axis=1, keepdims=True) * (1 - 1e-9), axis=1)
+    order = np.lexsort((_tied_ranks(-Vs.max(axis=1)), favoured))
     Vs, ws, support = Vs[order], ws[order], support[order]
     Q = (Vs * ws[:, None]).T  # Q[x, j] = w_j r_j(x)
     Q = Q / Q.sum(axis=1, keepdims=True)
@@ -331,6 +390,7 @@ def _local_search(pi: np.ndarray, eps: float, objective: str, notion: str, start
     return best
 
 
+@single_threaded
 def optimal_kary_lip(
     prior: ArrayLike, epsilon: float, objective: str = "mse", *, local_starts: int = 0, rng: RNGLike = 0
 ) -> KaryOptimum:
@@ -351,7 +411,10 @@ def optimal_kary_lip(
     ``sum(z)`` (``g`` convex, ``r_y`` in ``conv(V)``): that is the returned ``lower_bound`` on the risk.
     With ``local_starts > 0`` a multi-start SLSQP on the full ``k x k`` channel runs as an
     independent check (it must not beat the bound).  The result is checked by
-    :func:`ldpkit.accountant.check_lip` before it is returned.  LIP chapter (:prf:ref:`thm-lip-kary-lp`).
+    :func:`ldpkit.accountant.check_lip` before it is returned.  Where several channels are optimal
+    (often: the LP is degenerate at small budgets and for the ``"map"`` objective), one is chosen
+    by a fixed rule, and the outputs are ordered with ties resolved by the vertices' order, so
+    the returned channel is the same on every machine.  LIP chapter (:prf:ref:`thm-lip-kary-lp`).
 
     Examples
     --------
@@ -368,6 +431,7 @@ def optimal_kary_lip(
     return _kary_lp(pi, eps, obj, "lip", starts, rng)
 
 
+@single_threaded
 def optimal_kary_ldp(
     prior: ArrayLike, epsilon: float, objective: str = "mse", *, local_starts: int = 0, rng: RNGLike = 0
 ) -> KaryOptimum:
