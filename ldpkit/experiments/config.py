@@ -79,10 +79,11 @@ class RunConfig:
     depend on the seed and its position in the sweep only, not on ``jobs``, ``backend`` or
     which worker ran it: a run gives the same results on one core, on many and on a cluster.
     To make them the same to the last bit, every point runs with one BLAS/OpenMP thread
-    (threadpoolctl): a multi-threaded BLAS rounds its sums differently with the number of
-    threads, which moves the numerical solvers' optima (e.g. IDUE's) in the ninth digit.
-    Workers on other machines agree to the last bit when they run the same libraries on the
-    same instruction set.
+    (threadpoolctl), and the numerical solvers (IDUE's, the k-ary LIP programme) run on one
+    thread wherever they are called and end at their exact KKT point: a multi-threaded BLAS
+    rounds its sums differently with the number of threads.  Workers on other machines agree
+    to the last bit when they run the same libraries on the same instruction set, and to about
+    the last digit otherwise (no choice the kit makes depends on that digit).
 
     Raises
     ------

@@ -268,7 +268,10 @@ def _rappor_ps_sweeps() -> tuple[BudgetSweep, ...]:
 
 
 def _idue_ps_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("IDUE-PS", lambda e: idue_ps([e, 1.0], 1, model="opt1"), IDUE_EPS_MIN, IDUE_EPS_MAX, "itemsets",
+    # the second item's budget is above 1, so that budgets 1 and 2 give different optima: with [e, 1.0] the pair
+    # budget min(e, 1) = 1 for every e >= 1 and the members at 1 and 2 are one mechanism (the provenance
+    # tests need two configurations)
+    return (BudgetSweep("IDUE-PS", lambda e: idue_ps([e, 3.0], 1, model="opt1"), IDUE_EPS_MIN, IDUE_EPS_MAX, "itemsets",
                         eps_arg="budget", scalar_budget=False),)
 
 
