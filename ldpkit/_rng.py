@@ -6,10 +6,20 @@
 one rule ``SeedSequence(entropy, spawn_key=spawn_key + (i,))`` (what ``SeedSequence.spawn``
 gives), which the streamed blocks (:mod:`ldpkit.streaming`) and the points of a sweep
 (:meth:`ldpkit.experiments.RunConfig.map`) both use.
+
+A stream indexed by something a user can register (a mechanism family, a promise) is not numbered
+by its position, which would move when another family is registered, but named:
+:func:`keyed_seed` derives it by the same rule with the child's number replaced by a SHA-256
+digest of the key's text, ``SeedSequence(entropy, spawn_key=spawn_key + digest_words(key))``, so
+that the stream of ``("GRR", 1.0)`` is the same whatever else is registered (and never Python's
+per-process salted ``hash``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import numbers
 from typing import TypeAlias, Union
 
@@ -20,7 +30,7 @@ from ._validation import ArgumentTypeError, describe
 #: what every ``rng`` argument accepts: a Generator (used as is), a SeedSequence, a seed, or None
 RNGLike: TypeAlias = Union[np.random.Generator, np.random.SeedSequence, int, None]
 
-__all__ = ["RNGLike", "as_generator", "as_seed_sequence", "child_seed", "child_seeds"]
+__all__ = ["RNGLike", "as_generator", "as_seed_sequence", "child_seed", "child_seeds", "keyed_seed"]
 
 
 def as_generator(rng: RNGLike = None, name: str = "rng") -> np.random.Generator:
@@ -121,6 +131,66 @@ def child_seeds(rng: int | np.random.SeedSequence | None, n: int) -> list[np.ran
     """
     root = as_seed_sequence(rng)
     return [child_seed(root, i) for i in range(n)]
+
+
+def _key_text(key: tuple[object, ...]) -> str:
+    """The canonical text of a key: a JSON list of its parts (strings, integers, floats as ``repr`` gives them)."""
+    parts: list[object] = []
+    for part in key:
+        if isinstance(part, str):
+            parts.append(part)
+        elif isinstance(part, numbers.Integral) and not isinstance(part, bool):
+            parts.append(int(part))
+        elif isinstance(part, numbers.Real) and not isinstance(part, bool):
+            value = float(part)
+            parts.append(value if math.isfinite(value) else repr(value))  # inf/nan as text, valid JSON
+        else:
+            raise ArgumentTypeError(f"a seed key part must be a string, an integer or a float, "
+                                    f"got {describe(part)} ({type(part).__name__})")
+    return json.dumps(parts, ensure_ascii=True, separators=(",", ":"))
+
+
+def keyed_seed(rng: int | np.random.SeedSequence | None, *key: object) -> np.random.SeedSequence:
+    """The child of the seed ``rng`` named by ``key``: the stream of one family, promise or setting.
+
+    ``SeedSequence(entropy, spawn_key=spawn_key + words)``, ``words`` the eight 32-bit words of
+    the SHA-256 digest of the key's text (a JSON list of its parts; an integer and the float of
+    the same value are different keys).  Like :func:`child_seed` the root is not advanced, but the
+    child depends on the key alone, not on a position: adding a family to a sweep leaves every
+    other family's stream unchanged.  Keys differ from the numbered children (eight words, not one).
+
+    Parameters
+    ----------
+    rng
+        The run's seed (:func:`as_seed_sequence`: a non-negative integer, a SeedSequence, or
+        ``None`` for fresh entropy).
+    *key
+        At least one part: strings, integers or floats (``("synthesis-comparison", "GRR", "LDP")``).
+
+    Raises
+    ------
+    ArgumentTypeError
+        A key part of another type (its text would not be stable across runs).
+    ValueError
+        No key part.
+
+    Examples
+    --------
+    >>> from ldpkit._rng import keyed_seed
+    >>> a = keyed_seed(7, "GRR", 1.0)
+    >>> len(a.spawn_key), a.entropy
+    (8, 7)
+    >>> a.generate_state(2).tolist() == keyed_seed(7, "GRR", 1.0).generate_state(2).tolist()
+    True
+    >>> a.spawn_key == keyed_seed(7, "GRR", 1).spawn_key
+    False
+    """
+    if not key:
+        raise ValueError("keyed_seed needs at least one key part")
+    root = as_seed_sequence(rng)
+    digest = hashlib.sha256(_key_text(key).encode("ascii")).digest()
+    words = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, len(digest), 4))
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + words, pool_size=root.pool_size)
 
 
 def _seed(rng: numbers.Integral, name: str) -> int:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from .._rng import as_generator, child_seeds
+from .._rng import as_generator, as_seed_sequence, child_seeds, keyed_seed
 from .._validation import ArgumentTypeError
 from ..datasets.containers import ItemSetData, SingleItemData
 from ..sets import ItemSets
@@ -78,6 +78,11 @@ class RunConfig:
     that keys the streamed blocks of :mod:`ldpkit.streaming` too).  A point's numbers therefore
     depend on the seed and its position in the sweep only, not on ``jobs``, ``backend`` or
     which worker ran it: a run gives the same results on one core, on many and on a cluster.
+    A sweep whose points are indexed by something registrable (a mechanism family, a promise)
+    names its points instead (``map(..., keys=...)``): point ``i`` then uses
+    ``ldpkit._rng.keyed_seed(seed, *key_i)``, a child named by a digest of its key, so that its
+    numbers do not move when another family is registered; every other sweep (over budgets,
+    ratios, sizes) keeps the numbered children.
     To make them the same to the last bit, every point runs with one BLAS/OpenMP thread
     (threadpoolctl), and the numerical solvers (IDUE's, the k-ary LIP programme) run on one
     thread wherever they are called and end at their exact KKT point: a multi-threaded BLAS
@@ -177,14 +182,15 @@ class RunConfig:
         return tqdm(iterable, total=total, desc=desc)
 
     def map(
-        self, fn: Callable[[_Point, np.random.Generator], _Result], points: Iterable[_Point], desc: str
+        self, fn: Callable[[_Point, np.random.Generator], _Result], points: Iterable[_Point], desc: str,
+        *, keys: Sequence[Any] | None = None,
     ) -> list[_Result]:
         """``[fn(point, generator_i) for each point]``, the points run in parallel when ``jobs != 1``.
 
         Point ``i`` gets its own generator, seeded by child ``i`` of
-        ``numpy.random.SeedSequence(seed)`` (the seeding rule of the class docstring), so the
-        results, returned in the order of ``points``, are the same for any ``jobs`` and
-        ``backend``.  ``fn`` must draw its randomness from that generator only; it runs in
+        ``numpy.random.SeedSequence(seed)`` (the seeding rule of the class docstring), or with
+        ``keys`` by the child named by ``keys[i]``, so the results, returned in the order of
+        ``points``, are the same for any ``jobs`` and ``backend``.  ``fn`` must draw its randomness from that generator only; it runs in
         another process (pickled with cloudpickle, closures included) for ``"loky"`` and
         ``"dask"``, so objects it mutates, such as a memo, are not shared between points.  The
         progress bar (:meth:`track`, label ``desc``) advances as the points finish.
@@ -197,9 +203,16 @@ class RunConfig:
             The independent points of the sweep.
         desc
             Label of the progress bar.
+        keys
+            ``None`` (point ``i`` draws from child ``i``), or one distinct key per point, a tuple
+            of strings, integers and floats (or one such value): point ``i`` then draws from
+            ``ldpkit._rng.keyed_seed(seed, *keys[i])``, whatever the other points are.  Used
+            where the points are indexed by something registrable (a family, a promise).
 
         Raises
         ------
+        ValueError
+            ``keys`` not one per point, or two points with the same key.
         ImportError
             For ``backend="dask"`` without dask.distributed installed.
         RuntimeError
@@ -217,17 +230,33 @@ class RunConfig:
         True
         >>> one[:2] == config.map(draw, ["a", "b"], "letters")  # a point's stream is its position's
         True
+        >>> named = config.map(draw, ["a", "b"], "letters", keys=[("a",), ("b",)])
+        >>> named[1] == config.map(draw, ["b"], "letters", keys=[("b",)])[0]  # ... or its key's
+        True
         """
         from threadpoolctl import threadpool_limits
 
         items = list(points)
-        seeds = child_seeds(self.seed, len(items))
+        seeds = child_seeds(self.seed, len(items)) if keys is None else self._keyed_seeds(keys, len(items))
         with threadpool_limits(limits=1):  # here and in _run_point: see the class docstring's notes
             if self.jobs == 1 and self.backend != "dask":
                 results: Iterator[_Result] = (fn(point, as_generator(seed)) for point, seed in zip(items, seeds))
             else:
                 results = self._parallel(fn, items, seeds)
             return list(self.track(results, len(items), desc))
+
+    def _keyed_seeds(self, keys: Sequence[Any], n: int) -> list[np.random.SeedSequence]:
+        """The seed of each point of :meth:`map` from its key (checked: one distinct key per point)."""
+        if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence):
+            raise ArgumentTypeError(f"keys must be a sequence with one key per point, got {type(keys).__name__}")
+        parts = [tuple(k) if isinstance(k, tuple) else (k,) for k in keys]
+        if len(parts) != n:
+            raise ValueError(f"keys must hold one key per point: {len(parts)} keys for {n} points")
+        if len(set(parts)) != len(parts):
+            twice = next(k for k in parts if parts.count(k) > 1)
+            raise ValueError(f"keys must be distinct (two points would share one stream): {twice!r} appears twice")
+        root = as_seed_sequence(self.seed)
+        return [keyed_seed(root, *k) for k in parts]
 
     def _parallel(
         self, fn: Callable[[_Point, np.random.Generator], _Result], items: Sequence[_Point],
