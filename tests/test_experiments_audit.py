@@ -73,12 +73,34 @@ def test_tightness_figure_follows_the_book_style(tightness) -> None:
 
 
 def test_every_unaudited_family_has_a_reason() -> None:
-    from ldpkit.mechanisms import registered_mechanisms
+    from ldpkit.family import families
 
-    names = {spec.name for spec in registered_mechanisms()}
+    names = {f.name for f in families()}
+    audited = {f.name for f in aud.audited_families()}
     skipped = aud.skipped_families()
-    assert names == set(aud.AUDITED) | set(skipped) and not set(aud.AUDITED) & set(skipped)
+    assert names == audited | set(skipped) and not audited & set(skipped)
     assert all(reason and "not yet audited" not in reason for reason in skipped.values())
+    assert audited == {"GRR", "RAPPOR", "OUE", "OLH", "HR", "IPRR", "IDUE-opt1", "LIP-kary"}
+
+
+def test_the_audited_members_are_built_from_the_registry() -> None:
+    from ldpkit import GRR, HR, OLH, OUE, RAPPOR
+    from ldpkit.idue import IDUE
+    from ldpkit.iprr import IPRR
+    from ldpkit.lip import optimal_kary_lip
+
+    for eps in aud.BUDGETS:
+        half = [eps / 2, eps, eps, eps]
+        expected = {"GRR": GRR(aud.D, eps), "RAPPOR": RAPPOR(aud.D, eps), "OUE": OUE(aud.D, eps),
+                    "OLH": OLH(aud.D, eps), "HR": HR(aud.D, eps), "IPRR": IPRR(half),
+                    "IDUE-opt1": IDUE(half, model="opt1"),
+                    "LIP-kary": optimal_kary_lip(list(aud.LIP_PRIOR), eps).oracle()}
+        for fam in aud.audited_families():
+            got, want = aud.audited_member(fam, eps), expected[fam.name]
+            assert type(got) is type(want)
+            np.testing.assert_array_equal(got.channel().to_explicit().matrix, want.channel().to_explicit().matrix)
+    with pytest.raises(ValueError, match="FHR"):
+        aud.audited_member("FHR", 1.0)
 
 
 def test_validity_table_stays_under_its_limit() -> None:

@@ -70,7 +70,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from importlib import resources
+from types import MappingProxyType
 from typing import Any, Optional
 
 import numpy as np
@@ -78,9 +80,10 @@ from numpy.typing import ArrayLike
 
 from .._rng import RNGLike, as_generator
 from ..accountant import enumerate_channel
+from ..family import get_family
 from ..grr import GRR
 from ..olh import OLH, hash_items
-from ..unary import OUE, RAPPOR, UnaryEncoding
+from ..unary import UnaryEncoding
 from .bounds import cp_lower, cp_upper
 
 __all__ = [
@@ -89,6 +92,7 @@ __all__ = [
     "K_GRID",
     "NB_TRIALS",
     "PROTOCOLS",
+    "PROTOCOL_FAMILIES",
     "attack",
     "attack_kernel",
     "compare_with_reproduction",
@@ -116,6 +120,10 @@ SEEDS = 5
 #: the protocols reproduced on the kit (their names); SS only in closed form (the kit has no subset selection)
 PROTOCOLS = ("GRR", "SUE", "OUE", "BLH", "OLH")
 IDEAL_PROTOCOLS = PROTOCOLS + ("SS",)
+#: their protocol name -> the kit's family (:mod:`ldpkit.family`) and the context its member is built with
+PROTOCOL_FAMILIES: Mapping[str, tuple[str, Mapping[str, Any]]] = MappingProxyType({
+    "GRR": ("GRR", {}), "SUE": ("RAPPOR", {}), "OUE": ("OUE", {}), "BLH": ("OLH", {"g": 2}), "OLH": ("OLH", {}),
+})
 
 
 def their_miss(alpha: float) -> float:
@@ -218,14 +226,18 @@ def sample_ldp_auditor_statistic(tpr: float, fpr: float, n: int, alpha: float, s
 def kit_mechanism(protocol: str, k: int, eps: float) -> Any:
     """The kit's mechanism for one of their protocol names (``SUE`` is the kit's RAPPOR, ``BLH`` is OLH with ``g = 2``).
 
+    Built through the family registry (:data:`PROTOCOL_FAMILIES`:
+    :meth:`ldpkit.family.Family.member` of the kit's family, with the protocol's context).
+
     >>> kit_mechanism("BLH", 10, 1.0).g
     2
+    >>> kit_mechanism("SUE", 4, 1.0)
+    RAPPOR(d=4, epsilon=1)
     """
-    makers = {"GRR": lambda: GRR(k, eps), "SUE": lambda: RAPPOR(k, eps), "OUE": lambda: OUE(k, eps),
-              "OLH": lambda: OLH(k, eps), "BLH": lambda: OLH(k, eps, g=2)}
-    if protocol not in makers:
+    if not isinstance(protocol, str) or protocol not in PROTOCOL_FAMILIES:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    return makers[protocol]()
+    family, context = PROTOCOL_FAMILIES[protocol]
+    return get_family(family).member(k, eps, **context)
 
 
 def olh_hashes(mech: OLH) -> np.ndarray:

@@ -4,9 +4,10 @@ Every experiment samples the kit's mechanisms through :func:`ldpkit.audit.from_m
 mechanisms' own sampling code) or an explicit channel through :func:`ldpkit.audit.from_channel`
 (the mutants) and compares the audit's lower bound with the exact value the accountant computes:
 
-* ``audit-tightness`` (figure, :func:`compute_tightness`): every registered family that has a
-  finite LDP epsilon on items, at the budgets :data:`BUDGETS` on :data:`D` items, the LDP lower
-  bound over the exact epsilon (:func:`ldpkit.accountant.ldp_epsilon`) against the samples per
+* ``audit-tightness`` (figure, :func:`compute_tightness`): every registered family on items
+  that states how it is audited (:attr:`ldpkit.family.Family.audit`, :func:`audited_families`;
+  the others with their reason, :func:`skipped_families`), at the budgets :data:`BUDGETS` on
+  :data:`D` items, the LDP lower bound over the exact epsilon (:func:`ldpkit.accountant.ldp_epsilon`) against the samples per
   input (:data:`SIZES`), white-box and black-box events, ``repeats`` seeds each; the column
   ``n_tight`` is the first size at which the median ratio reaches :data:`TIGHT` (the samples
   needed to come within 10%), :func:`samples_to_tight`;
@@ -26,8 +27,7 @@ Auditing chapter, :ref:`sec-audit`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +35,7 @@ import numpy as np
 from .. import accountant
 from ..audit import EventKind, audit_ipldp, audit_ldp, audit_lip, audit_pairwise, from_channel, from_mechanism, violates
 from ..audit.mutants import Mutant, controls, mutants
+from ..family import Family, families, get_family
 from ..grr import GRR
 from ..hadamard import HR
 from ..idue import IDUE
@@ -52,17 +53,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ALPHA",
-    "AUDITED",
     "BUDGETS",
     "D",
     "FALSE_ALARM",
     "LIP_PRIOR",
     "MUTANT_SIZES",
     "PAPER",
+    "RELATIVE_BUDGETS",
     "SEED",
     "SIZES",
     "TIGHT",
     "VALIDITY_ALPHA",
+    "audited_families",
+    "audited_member",
     "compute_mutants",
     "compute_notions",
     "compute_tightness",
@@ -110,66 +113,71 @@ IDUE_BUDGETS: tuple[float, ...] = (0.5, 1.0, 2.0)
 IPRR_BUDGETS: tuple[float, ...] = (0.5, 1.0, 2.0, math.inf)
 
 
-def _idue(eps: float) -> Any:
-    from ..idue import IDUE
-
-    return IDUE([eps / 2, eps, eps, eps], model="opt1")
-
-
-def _iprr(eps: float) -> Any:
-    from ..iprr import IPRR
-
-    return IPRR([eps / 2, eps, eps, eps])
+#: the per-item budgets of a family that reads budgets, relative to the audited budget ``eps``
+#: (IPRR and IDUE-opt1 at ``(eps/2, eps, eps, eps)``)
+RELATIVE_BUDGETS: tuple[float, ...] = (0.5, 1.0, 1.0, 1.0)
 
 
-def _kary_lip(eps: float) -> Any:
-    from ..lip import optimal_kary_lip
-
-    return optimal_kary_lip(list(LIP_PRIOR), eps).oracle()
-
-
-def _simple(cls_path: str) -> Callable[[float], Any]:
-    def build(eps: float) -> Any:
-        return {"GRR": GRR, "RAPPOR": RAPPOR, "OUE": OUE, "OLH": OLH, "HR": HR}[cls_path](D, eps)
-
-    return build
+def _context() -> dict[str, Any]:
+    """The context every audited family is built with: relative budgets and the LIP prior."""
+    return {"budgets": np.array(RELATIVE_BUDGETS), "prior": np.array(LIP_PRIOR)}
 
 
-#: registered family -> (label in the figure and tables, ``eps -> mechanism``, how eps is used)
-AUDITED: Mapping[str, tuple[str, Callable[[float], Any], str]] = MappingProxyType({
-    "GRR": ("GRR", _simple("GRR"), "GRR(d, eps)"),
-    "RAPPOR": ("RAPPOR", _simple("RAPPOR"), "RAPPOR(d, eps)"),
-    "OUE": ("OUE", _simple("OUE"), "OUE(d, eps)"),
-    "OLH": ("OLH", _simple("OLH"), "OLH(d, eps)"),
-    "HR": ("HR", _simple("HR"), "HR(d, eps)"),
-    "IPRR": ("IPRR", _iprr, "IPRR with budgets (eps/2, eps, eps, eps)"),
-    "IDUE": ("IDUE-opt1", _idue, "IDUE-opt1 with budgets (eps/2, eps, eps, eps)"),
-    "LIP": ("k-ary LIP", _kary_lip, "k-ary LIP optimum at eps under the prior (0.4, 0.3, 0.2, 0.1)"),
-})
+def audited_families() -> tuple[Family, ...]:
+    """Every registered family the tightness sweep audits: the item families with :attr:`~ldpkit.family.Family.audit`.
 
-#: why a registered family is not in the LDP tightness sweep
-SKIPPED: Mapping[str, str] = MappingProxyType({
-    "UE": "per-item unary encoding: its named members RAPPOR, OUE and IDUE are audited",
-    "FHR": "no finite LDP epsilon (an output rules an input out), so no exact value to approach",
-    "uRR": "no finite LDP epsilon (a non-sensitive output reveals its input); audited per output",
-    "PS": "item-set inputs: the audits take items as inputs",
-    "IDUE-PS": "item-set inputs: the audits take items as inputs",
-    "Channel": "any explicit channel: audited through from_channel in the mutation tests",
-})
+    Read from the registry at each call, in display order; each is built at budget ``eps`` on
+    :data:`D` items by :meth:`~ldpkit.family.Family.member` with the context relative budgets
+    :data:`RELATIVE_BUDGETS` (times ``eps``) and prior :data:`LIP_PRIOR`, for the families
+    that read them.
+
+    Examples
+    --------
+    >>> from ldpkit.experiments.audit import audited_families
+    >>> [f.name for f in audited_families()][:3]
+    ['GRR', 'RAPPOR', 'OUE']
+    """
+    return tuple(f for f in families(inputs="items", budget=True) if f.audit is not None)
+
+
+def audited_member(family: Family | str, eps: float) -> Any:
+    """The member of an audited family the tightness sweep audits at budget ``eps`` (see :func:`audited_families`).
+
+    Examples
+    --------
+    >>> from ldpkit.experiments.audit import audited_member
+    >>> audited_member("GRR", 1.0), audited_member("IPRR", 2.0)
+    (GRR(d=4, epsilon=1), IPRR(d=4, sensitive=4, budgets=1..2))
+    """
+    fam = _audited(family)
+    return fam.member(D, float(eps), **_context())
+
+
+def _audited(family: Family | str) -> Family:
+    fam = family if isinstance(family, Family) else get_family(family)
+    if fam.audit is None or fam.inputs != "items" or not fam.budget:
+        raise ValueError(f"family {fam.name!r} is not audited by the tightness sweep: "
+                         f"{skipped_families().get(fam.name, 'it declares no audit')}")
+    return fam
 
 
 def skipped_families() -> dict[str, str]:
-    """Every registered family the tightness sweep does not audit, with the reason.
+    """Every registered family the tightness sweep does not audit, with the reason (its :attr:`~ldpkit.family.Family.audit_skip`).
 
-    A family registered later and not listed in :data:`AUDITED` or ``SKIPPED`` appears here
-    as not yet audited, so the chapter's table shows it.
+    A family registered without ``audit`` or ``audit_skip`` appears here as not yet audited, so
+    the chapter's table shows it.
     """
-    from ..mechanisms import registered_mechanisms
-
+    audited = {f.name for f in audited_families()}
     out = {}
-    for spec in registered_mechanisms():
-        if spec.name not in AUDITED:
-            out[spec.name] = SKIPPED.get(spec.name, "not yet audited (no builder in ldpkit.experiments.audit)")
+    for fam in families():
+        if fam.name in audited:
+            continue
+        if fam.audit is not None:  # declares how it would be audited, but the sweep cannot take it
+            why = ("item-set inputs: the audits take items as inputs" if fam.inputs != "items"
+                   else "not indexed by a budget")
+        else:
+            why = fam.audit_skip or "not yet audited (its family declares neither audit nor audit_skip)"
+        out[fam.name] = why
     return out
 
 
@@ -178,26 +186,28 @@ def _labels() -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- tightness
-def compute_tightness(config: RunConfig, *, families: Sequence[str] | None = None,
+def compute_tightness(config: RunConfig, *, families: Sequence[Family | str] | None = None,
                       budgets: Sequence[float] = BUDGETS, sizes: Sequence[int] = SIZES) -> ExperimentData:
     """``audit-tightness``: the LDP lower bound over the exact epsilon, per family, budget, events, size and seed.
 
-    One row per (mechanism, eps, events, n, repeat): ``exact`` (the accountant's LDP epsilon),
-    ``bound`` (at confidence ``1 -`` :data:`ALPHA`), ``ratio = bound / exact`` and ``n_tight``
-    (:func:`samples_to_tight`, the same on every row of a (mechanism, eps, events)).  A scale
-    ``< 1`` keeps the sizes up to ``scale * max(sizes)``.
+    One row per (mechanism, eps, events, n, repeat): ``mechanism`` and ``family`` (the family's
+    name), ``exact`` (the accountant's LDP epsilon), ``bound`` (at confidence ``1 -`` :data:`ALPHA`),
+    ``ratio = bound / exact`` and ``n_tight`` (:func:`samples_to_tight`, the same on every row of a
+    (mechanism, eps, events)).  ``families`` defaults to :func:`audited_families`.  A scale ``< 1``
+    keeps the sizes up to ``scale * max(sizes)``.  Seeds: the point (family, eps) draws from the
+    run seed's child named ``("audit-tightness", family, eps)`` (:meth:`RunConfig.map` with
+    ``keys``), so registering another family moves no row.
     """
     import pandas as pd
 
-    names = list(AUDITED) if families is None else list(families)
+    chosen = list(audited_families()) if families is None else [_audited(f) for f in families]
     top = config.scale * max(sizes)
     grid = [int(n) for n in sizes if n <= top * (1 + 1e-9)] or [int(min(sizes))]
-    points = [(name, float(eps)) for name in names for eps in budgets]
+    points = [(fam, float(eps)) for fam in chosen for eps in budgets]
 
-    def one(point: tuple[str, float], gen: np.random.Generator) -> list[dict[str, Any]]:
-        name, eps = point
-        label, build, _ = AUDITED[name]
-        mech = build(eps)
+    def one(point: tuple[Family, float], gen: np.random.Generator) -> list[dict[str, Any]]:
+        fam, eps = point
+        mech = fam.member(D, eps, **_context())
         sampler = from_mechanism(mech)
         exact = accountant.ldp_epsilon(mech)
         rows = []
@@ -205,19 +215,19 @@ def compute_tightness(config: RunConfig, *, families: Sequence[str] | None = Non
             for events in ("white", "black"):
                 for n in grid:
                     b = audit_ldp(sampler, n, events=events, alpha=ALPHA, rng=gen)
-                    rows.append({"mechanism": label, "family": name, "eps": eps, "exact": exact, "events": events,
-                                 "n": n, "repeat": rep, "bound": b.value, "ratio": b.value / exact})
+                    rows.append({"mechanism": fam.name, "family": fam.name, "eps": eps, "exact": exact,
+                                 "events": events, "n": n, "repeat": rep, "bound": b.value, "ratio": b.value / exact})
         return rows
 
-    results = config.map(one, points, "audit tightness")
+    keys = [("audit-tightness", fam.name, eps) for fam, eps in points]
+    results = config.map(one, points, "audit tightness", keys=keys)
     frame = pd.DataFrame([row for rows in results for row in rows])
     tight = samples_to_tight(frame)
     frame = frame.merge(tight[["mechanism", "eps", "events", "n_tight"]], on=["mechanism", "eps", "events"],
                         how="left", sort=False)
     return ExperimentData(frame, labels=_labels(),
                           meta={"sizes": grid, "budgets": tuple(budgets), "alpha": ALPHA, "d": D, "tight": TIGHT,
-                                "skipped": skipped_families(),
-                                "how": {AUDITED[n][0]: AUDITED[n][2] for n in names}})
+                                "skipped": skipped_families(), "how": {f.name: f.audit for f in chosen}})
 
 
 def tightness_summary(frame: pd.DataFrame) -> pd.DataFrame:
