@@ -26,8 +26,13 @@ direct implications are :data:`PROVED`; their transitive closure is taken, and e
 is then tested against a pool of candidate channels (:func:`candidate_pool`: the kit's
 mechanisms over a grid of budgets, structured extremal channels, and random channels mixed with
 the uniform channel until a notion just holds); a candidate that satisfies ``A`` and not ``B``
-refutes it (:class:`ImplicationRefuted`).  Every other pair takes its witness from the same pool,
-and a pair with neither a proof nor a witness is reported undecided: the proofs are written for
+refutes it (:class:`ImplicationRefuted`).  Every other pair takes its witness from the same pool:
+among the candidates that satisfy ``A`` and violate ``B``, the kit's mechanisms first (then
+constructed, then random channels), one on which ``B`` is defined, the largest violation, the
+budget closest to the scenario's, then by :attr:`Candidate.place` and name, never by position in
+the pool (a family registered later, placed after the builtin ones, changes a witness only by
+offering a better one).  A pair
+with neither a proof nor a witness is reported undecided: the proofs are written for
 the builtin notions, so a notion registered later has its pairs decided by witnesses only.
 Where a weaker implication holds at another parameter (``LIP(eps)`` gives ``LDP(2 eps)``, LIP
 chapter :prf:ref:`thm-lip-ldp`), the relation records it as ``parameter_map``, and it is tested
@@ -379,12 +384,20 @@ class Relation:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A channel of the search pool: its name, its kind (``"mechanism"``, ``"constructed"``, ``"random"``) and its matrix."""
+    """A channel of the search pool: its name, its kind (``"mechanism"``, ``"constructed"``, ``"random"``) and its matrix.
+
+    Names are unique within a pool: the map's choice of witness depends on the candidates, not
+    on their order in the pool (:func:`notion_map`).
+    """
 
     name: str
     kind: Literal["mechanism", "constructed", "random"]
     channel: ExplicitChannel
     budget_factor: float = 1.0  # its budget over the scenario's (ties prefer 1: the matched budget)
+    #: where it stands when two candidates are equally good witnesses (compared before the name, never the
+    #: position in the pool): a kit mechanism's ``(budget factor, family order, context variant)``; empty
+    #: means ``(budget_factor,)``
+    place: tuple[float, ...] = ()
 
     @property
     def rank(self) -> int:
@@ -686,29 +699,48 @@ def fit_by_mixing(ch: Channel, holds: Callable[[ExplicitChannel], bool], tol: fl
 
 # --------------------------------------------------------------------------- the pool
 def _mechanisms(scenario: Scenario, budget_vectors: bool) -> list[Candidate]:
-    from .grr import GRR
-    from .hadamard import FHR, HR
-    from .iprr import IPRR
-    from .olh import OLH
-    from .unary import OUE, RAPPOR
-    from .urr import URR
-    from .lip import optimal_kary_lip
+    """The kit's mechanisms of the pool: every registered family on items indexed by a budget, at every budget of the grid.
+
+    At budget ``b = f eps`` (``f`` in :data:`BUDGET_GRID`) each family's member is
+    :meth:`~ldpkit.family.Family.member` ``(d, b)`` with the scenario's context: the sensitive
+    set, the prior, and, for a family that reads per-item budgets, the budgets relative to
+    ``b``: ``1`` on ``S`` and ``inf`` off it (named ``"... at b on S"``) and, with
+    ``budget_vectors``, ``E / eps`` (``f`` times ``E``, named ``"... at f E"``).  A family that
+    does not apply (its :attr:`~ldpkit.family.Family.applies` refuses the promise of that
+    member: LDP at ``b`` on ``d`` items, IPLDP at ``b`` on ``S``, MinID-LDP at ``f E``; the
+    binary LIP optimum on more than two items) or whose channel is too large to enumerate
+    (:func:`ldpkit.accountant.enumerate_channel`) is left out.  Each candidate's
+    :attr:`Candidate.place` is ``(f, family order, variant)``.
+    """
+    from . import contracts
+    from .family import families
 
     d, e, S = scenario.d, scenario.epsilon, list(scenario.sensitive)
+    on_s = np.full(d, math.inf)
+    on_s[S] = 1.0
+    relative_e = np.array(scenario.budgets) / e
+    prior = np.array(scenario.prior)
+    chosen = families(inputs="items", budget=True)
     out: list[Candidate] = []
     for f in BUDGET_GRID:
         b = e * f
-        mechs: list[tuple[str, Any]] = [
-            (f"GRR at {b:g}", GRR(d, b)), (f"OUE at {b:g}", OUE(d, b)), (f"RAPPOR at {b:g}", RAPPOR(d, b)),
-            (f"OLH at {b:g}", OLH(d, b)), (f"HR at {b:g}", HR(d, b)), (f"FHR at {b:g}", FHR(d, b)),
-            (f"uRR at {b:g}", URR(d, b, S)),
-            (f"IPRR at {b:g} on S", IPRR(np.where(np.isin(np.arange(d), S), b, math.inf))),
-            (f"k-ary Opt-LIP at {b:g}", optimal_kary_lip(np.array(scenario.prior), b).oracle()),
-        ]
-        if budget_vectors:
-            mechs.append((f"IPRR at {f:g} E", IPRR(f * np.array(scenario.budgets))))
-        for name, mech in mechs:
-            out.append(Candidate(name, "mechanism", mech.channel().to_explicit(), f))
+        for fam in chosen:
+            variants: list[tuple[str, Any, contracts.Contract]]
+            if "budgets" in fam.context:
+                variants = [(f"{fam.name} at {b:g} on S", on_s, contracts.ipldp(b * on_s))]
+                if budget_vectors:
+                    variants.append((f"{fam.name} at {f:g} E", relative_e, contracts.minidldp(b * relative_e)))
+            else:
+                variants = [(f"{fam.name} at {b:g}", None, contracts.ldp(d, b))]
+            for v, (name, budgets, promise) in enumerate(variants):
+                if fam.applies is not None and fam.applies(promise):
+                    continue
+                mech = fam.member(d, b, budgets=budgets, sensitive=S, prior=prior)
+                try:
+                    channel = accountant.enumerate_channel(mech.channel(), f"the notion map's candidate {name}")
+                except accountant.AccountingError:
+                    continue
+                out.append(Candidate(name, "mechanism", channel, f, (f, fam.order, v)))
     return out
 
 
@@ -717,9 +749,13 @@ def candidate_pool(scenario: Scenario, members: Sequence[Member] | None = None, 
     """The channels the map searches for witnesses and tests every implication on.
 
     * the kit's mechanisms at the scenario's ``d``, at every budget of ``BUDGET_GRID`` times
-      ``eps``: GRR, OUE, RAPPOR, OLH, HR, FHR, uRR (sensitive set ``S``), IPRR (``eps`` on ``S``),
-      the k-ary Opt-LIP channel under the prior (and IPRR at multiples of ``E`` when
-      ``matrices`` are given);
+      ``eps``: the member of every registered family on items indexed by a budget
+      (:func:`ldpkit.family.families`), built with the scenario's context (the sensitive set
+      ``S``, the prior, and for a family that reads per-item budgets, the budget on ``S`` and
+      ``inf`` off it, and multiples of ``E`` when ``matrices`` are given), for the builtin
+      families GRR, RAPPOR, OUE, OLH, HR, FHR, uRR, IPRR, IDUE's three models and the k-ary LIP
+      optimum; a family that does not apply at the scenario (the binary LIP optimum on more than
+      two items) or whose channel is too large to enumerate is left out;
     * constructed channels: :func:`lip_extremal_channel`, :func:`ipldp_extremal_channel` (and
       with its non-sensitive outputs split, :func:`split_invertible`), :func:`star_channel`, and
       for every matrix of ``matrices`` :func:`ca_extremal_channel` at every pair;
@@ -865,9 +901,11 @@ def _decide(scenario: Scenario, members: Sequence[Member], pool: Sequence[Candid
                                           source_member=sa, target_member=sb))
                 continue
 
-            def key(k: int) -> tuple[int, bool, float, float, int]:
+            def key(k: int) -> tuple[int, bool, float, float, tuple[float, ...], str]:
+                c = pool[k]  # never its position k: the witness does not depend on the pool's order
                 ratio = values[k, ib] / sb.reference
-                return (pool[k].rank, not sb.applies(pool[k].channel), -ratio, abs(math.log(pool[k].budget_factor)), k)
+                return (c.rank, not sb.applies(c.channel), -ratio, abs(math.log(c.budget_factor)),
+                        c.place or (c.budget_factor,), c.name)
 
             k = min((int(i) for i in bad), key=key)
             c = pool[k]

@@ -129,9 +129,17 @@ def test_budget_map_follows_the_closure_rule(bmap: nm.NotionMap, scenario: nm.Sc
         for j, b in enumerate(chain):
             if a != b:
                 assert bmap.relation(a, b).holds == (i < j) == nm.ca_implies(mats[a], mats[b])
-    # MinID-LDP(E) is LDP at 2 min E (lem-minid-ldp): its witness against LDP(min E) attains it
+    # MinID-LDP(E) is LDP at 2 min E (lem-minid-ldp): a channel of the pool attains it (the CA-extremal one);
+    # the witness the map names is a kit mechanism (IDUE-opt1 at E, MinID-LDP(E)'s own member), which
+    # violates LDP(min E) by less
     E = np.array(scenario.budgets)
-    assert bmap.relation("MinID-LDP(E)", "LDP(min E)").target_value == pytest.approx(2 * E.min())
+    rel = bmap.relation("MinID-LDP(E)", "LDP(min E)")
+    assert nm.verify_witness(rel) and rel.witness_name == "IDUE-opt1 at 1 E"
+    minid, ldp_min = bmap.member("MinID-LDP(E)"), bmap.member("LDP(min E)")
+    pool = nm.candidate_pool(scenario, bmap.members, matrices=mats)
+    largest = max(ldp_min.value(c.channel) for c in pool if minid.holds(c.channel))
+    assert largest == pytest.approx(2 * E.min())
+    assert E.min() < rel.target_value < largest
     # CA(M) => CA(closure(M)) although M exceeds its closure somewhere: M <= M' is not necessary
     M = mats["MinID-LDP(E)"]
     C = nm.closure(M)
@@ -196,3 +204,20 @@ def test_registered_figure(nmap: nm.NotionMap) -> None:
     res = run("synthesis-notion-map", RunConfig(repeats=1, seed=5, scale=0.01, progress=False))
     assert len(res.frame) == 72 and style.audit_figure(res.figure) == []
     assert set(res.frame["verdict"]) == {"implies", "fails"}
+
+
+def test_the_witnesses_do_not_depend_on_the_order_of_the_pool(scenario: nm.Scenario, pool: tuple[nm.Candidate, ...],
+                                                               nmap: nm.NotionMap) -> None:
+    # ties (uRR and IPRR at eps are the same channel) go by place and name, never by position
+    shuffled = list(pool)
+    np.random.default_rng(5).shuffle(shuffled)
+    for other in (nm.notion_map(scenario, pool=tuple(reversed(pool))), nm.notion_map(scenario, pool=tuple(shuffled))):
+        assert [(r.source, r.target, r.holds, r.reason, r.witness_name) for r in other.relations] == [
+            (r.source, r.target, r.holds, r.reason, r.witness_name) for r in nmap.relations]
+    # the kit's mechanisms come from the family registry: every budget family on items at every budget
+    from ldpkit.family import families
+
+    names = {c.name for c in pool if c.kind == "mechanism"}
+    for fam in families(inputs="items", budget=True):
+        at_one = f"{fam.name} at 1 on S" if "budgets" in fam.context else f"{fam.name} at 1"
+        assert (at_one in names) == (fam.name != "LIP-binary"), fam.name  # two items only: left out at d = 8
