@@ -19,7 +19,10 @@ FLDP's shared fraction, a prior) and
 Utility is the total variance ``sum_x Var[c_hat_x]`` of the unbiased count estimates (counts
 scale), exact from each mechanism's ``variance``; a simulation checks it
 (:meth:`~ldpkit.base.FrequencyOracle.simulate`, aggregate level).  Calibrations are cached per
-(family, promise) within a process (:func:`calibrated`).
+(family, promise) within a process (:func:`calibrated`).  The families are read from the family
+registry at each run (:func:`comparison_families`, :func:`representatives`), and every simulation
+draws from a stream named by its dataset, promise and family (:func:`ldpkit._rng.keyed_seed`), so
+that registering another family moves no existing row.
 
 Data.  The scenario's items are ranked by frequency (item 0 the most frequent) and its prior is
 the Zipf law of :data:`ZIPF_EXPONENT` on ``d`` items, the item distribution of the synthetic data
@@ -48,11 +51,12 @@ import numpy as np
 from .. import accountant
 from .. import contracts as _contracts
 from .. import datasets as _datasets
-from .._rng import as_generator, child_seeds
+from .._rng import as_generator, as_seed_sequence, keyed_seed
 from ..budgets import apportion
-from ..calibration import Calibration, calibrate, families
+from ..calibration import Calibration, calibrate
 from ..contracts import Contract
 from ..datasets.containers import SingleItemData
+from ..family import Family, families, get_family
 from ..grr import GRR
 from ..hadamard import FHR, HR
 from ..idue import IDUE
@@ -74,7 +78,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "CONTRACT_ORDER",
     "DATA_SEED",
-    "FAMILIES",
     "GUARANTEE_COLUMNS",
     "PAPER",
     "REAL",
@@ -84,6 +87,7 @@ __all__ = [
     "ZIPF",
     "ZIPF_EXPONENT",
     "calibrated",
+    "comparison_families",
     "compute_comparison",
     "compute_guarantees",
     "compute_papers",
@@ -119,8 +123,6 @@ REAL = "retail"
 CONTRACT_ORDER = ("LDP", "MinID-LDP", "ID-LDP (average)", "IPLDP", "ULDP", "FLDP", "LIP")
 #: relative tolerance under which two exact variances are the same (one member reached two ways)
 TIE_RTOL = 1e-9
-#: every calibration family, in registration order
-FAMILIES: tuple[str, ...] = tuple(f.name for f in families())
 #: the guarantee table's notions, as column -> (header, what a value means)
 GUARANTEE_COLUMNS: Mapping[str, str] = MappingProxyType({
     "ldp_epsilon": "LDP epsilon",
@@ -281,16 +283,36 @@ def _contract_key(contract: Contract) -> tuple[Any, ...]:
     return (contract.name, contract.guarantee.notion, contract.d, params)
 
 
-def calibrated(family: str, contract: Contract) -> Calibration:
+def comparison_families() -> tuple[str, ...]:
+    """The families of the comparison: every registered family indexed by a budget, in display order.
+
+    Read from the family registry (:func:`ldpkit.family.families` with ``budget=True``) at each
+    call, so a family registered later takes part; item-set families have rows with the reason
+    they keep no member.
+
+    Examples
+    --------
+    >>> from ldpkit.experiments.synthesis import comparison_families
+    >>> comparison_families()[:4]
+    ('GRR', 'RAPPOR', 'OUE', 'OLH')
+    """
+    return tuple(f.name for f in families(budget=True))
+
+
+def calibrated(family: str | Family, contract: Contract) -> Calibration:
     """:func:`~ldpkit.calibration.calibrate`, cached per (family, promise) within the process.
 
-    A promise the accountant cannot decide for the family's channel (no closed form and too large
-    to enumerate, FHR's Hadamard channel at hundreds of items under MinID-LDP) is reported as a
-    calibration without a member, with the accountant's message as the reason.
+    ``family`` is a registered family's name (or alias) or a :class:`~ldpkit.family.Family`; the
+    cache is keyed by the family's declaration, so a family registered again under the same name
+    (``register_family(..., replace=True)``) is calibrated anew.  A promise the accountant cannot
+    decide for the family's channel (no closed form and too large to enumerate, FHR's Hadamard
+    channel at hundreds of items under MinID-LDP) is reported as a calibration without a member,
+    with the accountant's message as the reason.
     """
-    key = (family, _contract_key(contract))
+    fam = family if isinstance(family, Family) else get_family(family)
+    key = (fam, _contract_key(contract))
     if key not in _CALIBRATIONS:
-        _CALIBRATIONS[key] = calibrate(family, contract)
+        _CALIBRATIONS[key] = calibrate(fam, contract)
     return _CALIBRATIONS[key]
 
 
@@ -299,37 +321,39 @@ def _variance(mech: Any, counts: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------------------- the guarantee table
-def _no_member(reason: str) -> Callable[[SynthesisScenario], str]:
-    return lambda sc: reason
-
-
 def representatives(sc: Optional[SynthesisScenario] = None) -> list[tuple[str, str, Any]]:
     """One representative member per family for the guarantee table: ``(row, registry family, member or reason)``.
 
-    A family with one budget is built at ``eps_s`` on the scenario's ``d`` items, uRR at ``eps_s``
-    for the sensitive set, IPRR and IDUE at the budgets ``E``, the k-ary LIP optimum at ``eps_s``
-    under the prior.  A family without a member at the scenario (item sets, two items, a generic
-    container) has the reason as a string instead of a member.  Every registered mechanism family
-    (:func:`ldpkit.mechanisms.registered_mechanisms`) appears in at least one row.
-    """
-    from ..lip import optimal_kary_lip
+    Every registered family (:func:`ldpkit.family.families`, in display order) has a row: its
+    member at ``eps_s`` on the scenario's ``d`` items, :meth:`~ldpkit.family.Family.member` with
+    the scenario's context (the sensitive set, the prior, and the budgets ``E`` relative to
+    ``eps_s``, so that IPRR and IDUE are built at ``E``, uRR at ``eps_s`` for the sensitive set
+    and the k-ary LIP optimum at ``eps_s`` under the prior).  A family without a member at the
+    scenario has the reason as a string instead: one that does not apply to the scenario's
+    MinID-LDP promise (item sets, two items; :attr:`~ldpkit.family.Family.applies`), or a
+    general container that is not indexed by a budget (generic unary encoding, an explicit
+    channel).
 
+    Examples
+    --------
+    >>> rows = {row: member for row, _, member in representatives()}
+    >>> rows["GRR"], rows["uRR"]
+    (GRR(d=10, epsilon=1), URR(d=10, uldp_epsilon=1, d_s=3))
+    """
     sc = scenario() if sc is None else sc
-    d, e, E = sc.d, sc.eps_s, sc.budgets
-    rows: list[tuple[str, str, Any]] = [
-        ("GRR", "GRR", GRR(d, e)), ("RAPPOR", "RAPPOR", RAPPOR(d, e)), ("OUE", "OUE", OUE(d, e)),
-        ("OLH", "OLH", OLH(d, e)), ("HR", "HR", HR(d, e)), ("FHR", "FHR", FHR(d, e)),
-        ("uRR", "uRR", URR(d, e, sc.sensitive)), ("IPRR", "IPRR", IPRR(E)),
-        ("IDUE-opt0", "IDUE", IDUE(E, model="opt0")), ("IDUE-opt1", "IDUE", IDUE(E, model="opt1")),
-        ("IDUE-opt2", "IDUE", IDUE(E, model="opt2")),
-        ("LIP-kary", "LIP", optimal_kary_lip(sc.prior, e).oracle()),
-        ("LIP-binary", "LIP", "not applicable: binary randomised response takes two items"),
-        ("UE", "UE", "generic unary encoding with per-item bits: its members here are RAPPOR, OUE and IDUE"),
-        ("Channel", "Channel", "any explicit channel: the LIP-kary row is one"),
-        ("OUE-PS", "PS", "not applicable: item sets (Padding-and-Sampling reports a padded set of items)"),
-        ("RAPPOR-PS", "PS", "not applicable: item sets (Padding-and-Sampling reports a padded set of items)"),
-        ("IDUE-PS", "IDUE-PS", "not applicable: item sets (Padding-and-Sampling reports a padded set of items)"),
-    ]
+    promise = scenario_contracts(sc)["MinID-LDP"]
+    context = {"budgets": sc.budgets / sc.eps_s, "sensitive": sc.sensitive, "prior": sc.prior}
+    rows: list[tuple[str, str, Any]] = []
+    for fam in families():
+        if not fam.budget:
+            rows.append((fam.name, fam.name, f"not indexed by a budget: {fam.description}, a general "
+                                             "container whose members here are the other families' members"))
+            continue
+        reason = fam.applies(promise) if fam.applies is not None else None
+        if reason:
+            rows.append((fam.name, fam.name, f"not applicable: {reason}"))
+            continue
+        rows.append((fam.name, fam.name, fam.member(sc.d, sc.eps_s, **context)))
     return rows
 
 
@@ -477,23 +501,32 @@ def compute_comparison(config: RunConfig) -> ExperimentData:
     the row), ``best``, ``mse_sim`` and ``mse_se`` (simulated total squared error over
     ``config.repeats`` populations and its standard error), ``z`` (the simulation's distance from
     the exact value in standard errors), ``precision`` and ``precision_se`` (top-``k``), and
-    ``reason`` when no member keeps the promise.  Identical members (one calibrated parameter under
-    several promises) share one simulation.  Seeds: child ``i`` of ``config.seed`` for the ``i``-th
-    distinct (dataset, member), in row order.
+    ``reason`` when no member keeps the promise.  The families are :func:`comparison_families`.
+    Identical members (one calibrated parameter under several promises) share one simulation.
+    Seeds: the simulation of a distinct (dataset, member) draws from the child of ``config.seed``
+    named ``("synthesis-comparison", dataset, promise, family)`` (:func:`ldpkit._rng.keyed_seed`)
+    of its first row in promise order, then by family name: it depends on no other family, so
+    registering a family moves no existing row.
     """
     import pandas as pd
 
     sc = scenario()
     promises = scenario_contracts(sc)
     data = comparison_data(config.scale)
-    cals = {(c, f): calibrated(f, promises[c]) for c in promises for f in FAMILIES}
-    # one simulation per distinct (dataset, member): mechanisms compare by their configuration
-    members = [(name, cals[(c, f)].mechanism) for name in data for c in promises for f in FAMILIES
-               if cals[(c, f)].satisfiable]
-    distinct = list(dict.fromkeys(members))
-    seeds = dict(zip(distinct, child_seeds(config.seed, len(distinct))))
+    names = comparison_families()
+    cals = {(c, f): calibrated(f, promises[c]) for c in promises for f in names}
+    # one simulation per distinct (dataset, member): mechanisms compare by their configuration; its stream is named
+    # by the first (promise, family) holding it, in promise order and by family name (never by registration order)
+    root = as_seed_sequence(config.seed)
+    seeds: dict[tuple[str, Any], np.random.SeedSequence] = {}
+    for name in data:
+        for c in promises:
+            for f in sorted(names):
+                key = (name, cals[(c, f)].mechanism)
+                if cals[(c, f)].satisfiable and key not in seeds:
+                    seeds[key] = keyed_seed(root, "synthesis-comparison", name, c, f)
     sims: dict[tuple[str, Any], dict[str, float]] = {}
-    jobs = [(name, c, f) for name in data for c in promises for f in FAMILIES]
+    jobs = [(name, c, f) for name in data for c in promises for f in names]
     rows = []
     for name, c, f in config.track(jobs, len(jobs), "synthesis-comparison"):
         label, counts, _ = data[name]
@@ -612,16 +645,18 @@ def _wins_points(scale: float = 1.0) -> list[tuple[str, float, SynthesisScenario
 
 
 def wins_frame(points: Sequence[tuple[str, float, SynthesisScenario]], promises: Sequence[str] = WINS_PROMISES,
-               names: Sequence[str] = FAMILIES, track: Callable[..., Any] = lambda it, total, desc: it) -> pd.DataFrame:
+               names: Optional[Sequence[str]] = None,
+               track: Callable[..., Any] = lambda it, total, desc: it) -> pd.DataFrame:
     """Exact total variance of every family calibrated to each promise at each point, and its ratio to the best.
 
-    ``points`` are ``(axis, x, scenario)``; the counts are the scenario's Zipf counts
+    ``names`` defaults to :func:`comparison_families`.  ``points`` are ``(axis, x, scenario)``; the counts are the scenario's Zipf counts
     (:meth:`SynthesisScenario.counts`).  Columns: ``promise``, ``axis``, ``x``, ``family``,
     ``parameter``, ``total_variance``, ``ratio`` (NaN where no member keeps the promise),
     ``best`` (within ``TIE_RTOL`` of the smallest) and ``reason``.
     """
     import pandas as pd
 
+    names = comparison_families() if names is None else tuple(names)
     rows = []
     jobs = [(p, a, x, sc) for p in promises for a, x, sc in points]
     for promise, axis, x, sc in track(jobs, len(jobs), "synthesis-wins"):
@@ -648,7 +683,7 @@ def left_out(frame: pd.DataFrame) -> dict[str, str]:
     not apply.
     """
     out: dict[str, str] = {}
-    for fam in FAMILIES:
+    for fam in dict.fromkeys(frame["family"]):
         if fam in WINS_DRAWN:
             continue
         own = frame[frame["family"] == fam]
