@@ -200,7 +200,7 @@ MECHANISM_STYLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "Opt-LIP eps/2 (Thm 2)": _look("orange", "+"),
     "Sym-LIP eps/2 (eq. 23)": _look("green", "+"),
     # the k-ary LIP optimum (LIP chapter's extension; audited in the auditing chapter)
-    "k-ary LIP": _look("vermillion", "*"),
+    "LIP-kary": _look("vermillion", "*"),
 })
 #: names that are another name of one mechanism (the IPLDP paper's KRR is GRR, its uRR is URR)
 MECHANISM_ALIASES: Mapping[str, str] = MappingProxyType({
