@@ -384,7 +384,7 @@ class Relation:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A channel of the search pool: its name, its kind (``"mechanism"``, ``"constructed"``, ``"random"``) and its matrix.
+    """A channel of the search pool: its name, its kind (``"mechanism"``, ``"constructed"``, ``"random"``), its matrix.
 
     Names are unique within a pool: the map's choice of witness depends on the candidates, not
     on their order in the pool (:func:`notion_map`).
@@ -699,7 +699,7 @@ def fit_by_mixing(ch: Channel, holds: Callable[[ExplicitChannel], bool], tol: fl
 
 # --------------------------------------------------------------------------- the pool
 def _mechanisms(scenario: Scenario, budget_vectors: bool) -> list[Candidate]:
-    """The kit's mechanisms of the pool: every registered family on items indexed by a budget, at every budget of the grid.
+    """The kit's mechanisms of the pool: every registered family on items indexed by a budget, at each grid budget.
 
     At budget ``b = f eps`` (``f`` in :data:`BUDGET_GRID`) each family's member is
     :meth:`~ldpkit.family.Family.member` ``(d, b)`` with the scenario's context: the sensitive

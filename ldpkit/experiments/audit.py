@@ -7,10 +7,11 @@ mechanisms' own sampling code) or an explicit channel through :func:`ldpkit.audi
 * ``audit-tightness`` (figure, :func:`compute_tightness`): every registered family on items
   that states how it is audited (:attr:`ldpkit.family.Family.audit`, :func:`audited_families`;
   the others with their reason, :func:`skipped_families`), at the budgets :data:`BUDGETS` on
-  :data:`D` items, the LDP lower bound over the exact epsilon (:func:`ldpkit.accountant.ldp_epsilon`) against the samples per
-  input (:data:`SIZES`), white-box and black-box events, ``repeats`` seeds each; the column
-  ``n_tight`` is the first size at which the median ratio reaches :data:`TIGHT` (the samples
-  needed to come within 10%), :func:`samples_to_tight`;
+  :data:`D` items, the LDP lower bound over the exact epsilon
+  (:func:`ldpkit.accountant.ldp_epsilon`) against the samples per input (:data:`SIZES`),
+  white-box and black-box events, ``repeats`` seeds each; the column ``n_tight`` is the first
+  size at which the median ratio reaches :data:`TIGHT` (the samples needed to come within 10%),
+  :func:`samples_to_tight`;
 * ``audit-validity`` (table, :func:`compute_validity`): ``repeats`` seeds per (notion, mechanism,
   events) at ``alpha =`` :data:`VALIDITY_ALPHA`; how often the bound exceeds the exact parameter,
   against the binomial upper quantile a correct auditor stays under;
@@ -162,10 +163,11 @@ def _audited(family: Family | str) -> Family:
 
 
 def skipped_families() -> dict[str, str]:
-    """Every registered family the tightness sweep does not audit, with the reason (its :attr:`~ldpkit.family.Family.audit_skip`).
+    """Every registered family the tightness sweep does not audit, with the reason.
 
-    A family registered without ``audit`` or ``audit_skip`` appears here as not yet audited, so
-    the chapter's table shows it.
+    The reason is the family's :attr:`~ldpkit.family.Family.audit_skip`.  A family registered
+    without ``audit`` or ``audit_skip`` appears here as not yet audited, so the chapter's table
+    shows it.
     """
     audited = {f.name for f in audited_families()}
     out = {}

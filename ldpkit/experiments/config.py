@@ -190,10 +190,11 @@ class RunConfig:
         Point ``i`` gets its own generator, seeded by child ``i`` of
         ``numpy.random.SeedSequence(seed)`` (the seeding rule of the class docstring), or with
         ``keys`` by the child named by ``keys[i]``, so the results, returned in the order of
-        ``points``, are the same for any ``jobs`` and ``backend``.  ``fn`` must draw its randomness from that generator only; it runs in
-        another process (pickled with cloudpickle, closures included) for ``"loky"`` and
-        ``"dask"``, so objects it mutates, such as a memo, are not shared between points.  The
-        progress bar (:meth:`track`, label ``desc``) advances as the points finish.
+        ``points``, are the same for any ``jobs`` and ``backend``.  ``fn`` must draw its randomness
+        from that generator only; it runs in another process (pickled with cloudpickle, closures
+        included) for ``"loky"`` and ``"dask"``, so objects it mutates, such as a memo, are not
+        shared between points.  The progress bar (:meth:`track`, label ``desc``) advances as the
+        points finish.
 
         Parameters
         ----------

@@ -649,10 +649,10 @@ def wins_frame(points: Sequence[tuple[str, float, SynthesisScenario]], promises:
                track: Callable[..., Any] = lambda it, total, desc: it) -> pd.DataFrame:
     """Exact total variance of every family calibrated to each promise at each point, and its ratio to the best.
 
-    ``names`` defaults to :func:`comparison_families`.  ``points`` are ``(axis, x, scenario)``; the counts are the scenario's Zipf counts
-    (:meth:`SynthesisScenario.counts`).  Columns: ``promise``, ``axis``, ``x``, ``family``,
-    ``parameter``, ``total_variance``, ``ratio`` (NaN where no member keeps the promise),
-    ``best`` (within ``TIE_RTOL`` of the smallest) and ``reason``.
+    ``names`` defaults to :func:`comparison_families`.  ``points`` are ``(axis, x, scenario)``; the
+    counts are the scenario's Zipf counts (:meth:`SynthesisScenario.counts`).  Columns: ``promise``,
+    ``axis``, ``x``, ``family``, ``parameter``, ``total_variance``, ``ratio`` (NaN where no member
+    keeps the promise), ``best`` (within ``TIE_RTOL`` of the smallest) and ``reason``.
     """
     import pandas as pd
 
