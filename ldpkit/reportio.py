@@ -124,6 +124,10 @@ __all__ = [
     "unregister_report_codec",
     "save_reports",
     "atomic_write",
+    "decode_json",
+    "FieldError",
+    "object_fields",
+    "read_boundary",
 ]
 
 #: version of the report file format this ldpkit writes
@@ -158,8 +162,12 @@ class ReportFileError(ValueError):
     """A report file that cannot be read as what it claims: truncated, corrupted, or of another configuration."""
 
 
-class _Bad(ValueError):
-    """A field that fails the schema: ``field`` names it (``header.meta``, ``block 3 record``, ...)."""
+class FieldError(ValueError):
+    """A field of a file that fails its schema or a limit: ``field`` names it (``header.meta``, ``state.n``, ...).
+
+    Raised by the decoder's parts (:func:`decode_json`, :func:`object_fields`, :func:`decode_value`)
+    and turned by :func:`read_boundary` into a :class:`ReportFileError` naming the file.
+    """
 
     def __init__(self, field: str, why: str) -> None:
         super().__init__(f"{field}: {why}")
@@ -167,7 +175,7 @@ class _Bad(ValueError):
 
 
 @contextlib.contextmanager
-def _boundary(path: str, field: str = "") -> Iterator[None]:
+def read_boundary(path: str, field: str = "") -> Iterator[None]:
     """The one error boundary of reading: any failure inside becomes a :class:`ReportFileError` naming ``path``.
 
     A ``ValueError`` keeps its message (prefixed with the path and ``field``); anything else (a
@@ -183,7 +191,7 @@ def _boundary(path: str, field: str = "") -> Iterator[None]:
     except ValueError as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
         prefix = f"{path}: " if not text.startswith(f"{path}:") else ""
-        where = f"{field}: " if field and not isinstance(exc, _Bad) else ""
+        where = f"{field}: " if field and not isinstance(exc, FieldError) else ""
         raise ReportFileError(f"{prefix}{where}{text}") from exc
     except Exception as exc:  # the boundary: no other exception leaves a reader
         text = " ".join(str(exc).split())
@@ -225,26 +233,38 @@ def _depth_ok(value: Any, field: str) -> None:
         item, depth = stack.pop()
         if isinstance(item, (list, dict)):
             if depth > MAX_JSON_DEPTH:
-                raise _Bad(field, f"nested more than {MAX_JSON_DEPTH} levels deep")
+                raise FieldError(field, f"nested more than {MAX_JSON_DEPTH} levels deep")
             stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
 
 
-def _json_loads(raw: bytes | str, field: str) -> Any:
-    """Strict JSON: UTF-8, no duplicate keys, no NaN or infinities, integers within 64 bits, bounded depth."""
+def decode_json(raw: bytes | str, field: str) -> Any:
+    """Strict JSON: UTF-8, no duplicate keys, no NaN or infinities, integers within 64 bits, at most
+    :data:`MAX_JSON_DEPTH` levels deep; a :class:`FieldError` naming ``field`` otherwise.
+
+    Examples
+    --------
+    >>> from ldpkit.reportio import decode_json
+    >>> decode_json(b'{"n": 3}', "state")
+    {'n': 3}
+    >>> decode_json(b'{"n": 3, "n": 4}', "state")
+    Traceback (most recent call last):
+    ...
+    ldpkit.reportio.FieldError: state: not valid JSON (the key 'n' appears twice in one object)
+    """
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _Bad(field, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise FieldError(field, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     else:
         text = raw
     try:
         value = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
                            object_pairs_hook=_json_object)
     except RecursionError:
-        raise _Bad(field, f"nested more than {MAX_JSON_DEPTH} levels deep") from None
+        raise FieldError(field, f"nested more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError as exc:
-        raise _Bad(field, f"not valid JSON ({' '.join(str(exc).split())})") from None
+        raise FieldError(field, f"not valid JSON ({' '.join(str(exc).split())})") from None
     _depth_ok(value, field)
     return value
 
@@ -304,37 +324,37 @@ def decode_value(value: Any, field: str = "value") -> Any:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise _Bad(field, f"{value!r} is not a finite number")
+            raise FieldError(field, f"{value!r} is not a finite number")
         return value
     if isinstance(value, list):
         return [decode_value(v, f"{field}[{i}]") for i, v in enumerate(value)]
     if not isinstance(value, dict):
-        raise _Bad(field, f"a value of type {type(value).__name__} cannot be stored")
+        raise FieldError(field, f"a value of type {type(value).__name__} cannot be stored")
     bad_keys = [k for k in value if not isinstance(k, str)]
     if bad_keys:
-        raise _Bad(field, f"the key {bad_keys[0]!r} is not a string")
+        raise FieldError(field, f"the key {bad_keys[0]!r} is not a string")
     tags = [k for k in value if k.startswith("$")]
     if not tags:
         return {k: decode_value(v, f"{field}.{k}") for k, v in value.items()}
     if len(value) != 1:
-        raise _Bad(field, f"a tagged value has one key, got {sorted(value)[:5]}")
+        raise FieldError(field, f"a tagged value has one key, got {sorted(value)[:5]}")
     tag, body = next(iter(value.items()))
     where = f"{field}.{tag}"
     if tag == "$float":
         if body not in ("inf", "-inf", "nan"):
-            raise _Bad(where, f"must be 'inf', '-inf' or 'nan' (finite numbers are stored as numbers), got {_short(body)}")
+            raise FieldError(where, f"must be 'inf', '-inf' or 'nan' (finite numbers are stored as numbers), got {_short(body)}")
         return float(body)
     if tag == "$array":
         return _decode_array(body, where)
     if tag == "$tuple":
         if not isinstance(body, list):
-            raise _Bad(where, f"must be a list, got {_short(body)}")
+            raise FieldError(where, f"must be a list, got {_short(body)}")
         return tuple(decode_value(v, f"{where}[{i}]") for i, v in enumerate(body))
     if tag == "$provenance":
         return _decode_provenance(body, where)
     if tag == "$mechanism":
         return build_mechanism(body, field=where)
-    raise _Bad(field, f"unknown tag {tag[:40]!r} (known: $float, $array, $tuple, $provenance, $mechanism)")
+    raise FieldError(field, f"unknown tag {tag[:40]!r} (known: $float, $array, $tuple, $provenance, $mechanism)")
 
 
 def _short(value: Any) -> str:
@@ -342,60 +362,61 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _exact_keys(body: Any, required: Sequence[str], optional: Sequence[str], field: str) -> dict[str, Any]:
-    """``body`` as an object holding every ``required`` key, and no key outside ``required`` and ``optional``."""
+def object_fields(body: Any, required: Sequence[str], optional: Sequence[str], field: str) -> dict[str, Any]:
+    """``body`` itself when it is an object holding every ``required`` key and no key outside ``required`` and
+    ``optional``; a :class:`FieldError` naming ``field`` otherwise."""
     if not isinstance(body, dict):
-        raise _Bad(field, f"must be an object, got {type(body).__name__} {_short(body)}")
+        raise FieldError(field, f"must be an object, got {type(body).__name__} {_short(body)}")
     missing = [k for k in required if k not in body]
     if missing:
-        raise _Bad(field, f"has no {', '.join(repr(k) for k in missing)}")
+        raise FieldError(field, f"has no {', '.join(repr(k) for k in missing)}")
     unknown = [k for k in body if k not in required and k not in optional]
     if unknown:
-        raise _Bad(field, f"unknown field {unknown[0][:40]!r} (this ldpkit {__version__} knows "
+        raise FieldError(field, f"unknown field {unknown[0][:40]!r} (this ldpkit {__version__} knows "
                           f"{', '.join([*required, *optional])})")
     return body
 
 
 def _decode_array(body: Any, field: str) -> np.ndarray:
-    spec = _exact_keys(body, ("dtype", "shape", "data"), (), field)
+    spec = object_fields(body, ("dtype", "shape", "data"), (), field)
     dtype, shape, data = spec["dtype"], spec["shape"], spec["data"]
     if not isinstance(dtype, str) or dtype not in _ARRAY_DTYPES:
-        raise _Bad(f"{field}.dtype", f"must be one of {', '.join(sorted(_ARRAY_DTYPES))}, got {_short(dtype)}")
+        raise FieldError(f"{field}.dtype", f"must be one of {', '.join(sorted(_ARRAY_DTYPES))}, got {_short(dtype)}")
     if (not isinstance(shape, list) or len(shape) > 8
             or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape)):
-        raise _Bad(f"{field}.shape", f"must be a list of at most 8 non-negative integers, got {_short(shape)}")
+        raise FieldError(f"{field}.shape", f"must be a list of at most 8 non-negative integers, got {_short(shape)}")
     count = math.prod(shape)
     limit = max_domain()
     if count > limit:
-        raise _Bad(f"{field}.shape", f"{shape} holds {count:,} values, above the limit of {limit:,} (LDPKIT_MAX_DOMAIN)")
+        raise FieldError(f"{field}.shape", f"{shape} holds {count:,} values, above the limit of {limit:,} (LDPKIT_MAX_DOMAIN)")
     dt = np.dtype(dtype)
     nbytes = count * dt.itemsize
     if not isinstance(data, str) or len(data) != 4 * ((nbytes + 2) // 3):
         got = f"{len(data)} characters" if isinstance(data, str) else type(data).__name__
-        raise _Bad(f"{field}.data", f"must be the base64 text of {nbytes} bytes ({4 * ((nbytes + 2) // 3)} "
+        raise FieldError(f"{field}.data", f"must be the base64 text of {nbytes} bytes ({4 * ((nbytes + 2) // 3)} "
                                     f"characters), got {got}")
     raw = base64.b64decode(data, validate=True)
     if len(raw) != nbytes:
-        raise _Bad(f"{field}.data", f"holds {len(raw)} bytes, the shape and dtype need {nbytes}")
+        raise FieldError(f"{field}.data", f"holds {len(raw)} bytes, the shape and dtype need {nbytes}")
     arr = np.frombuffer(raw, dtype=dt).reshape(shape)
     if dt.kind == "b" and raw.translate(None, b"\x00\x01"):
-        raise _Bad(f"{field}.data", "a boolean array holds bytes other than 0 and 1")
+        raise FieldError(f"{field}.data", "a boolean array holds bytes other than 0 and 1")
     return arr.astype(dt.newbyteorder("="))
 
 
 def _decode_provenance(body: Any, field: str) -> Provenance:
-    spec = _exact_keys(body, ("mechanism", "params"), (), field)
+    spec = object_fields(body, ("mechanism", "params"), (), field)
     name, params = spec["mechanism"], spec["params"]
     if not isinstance(name, str) or not name or len(name) > 200:
-        raise _Bad(f"{field}.mechanism", f"must be a class name, got {_short(name)}")
+        raise FieldError(f"{field}.mechanism", f"must be a class name, got {_short(name)}")
     if not isinstance(params, list):
-        raise _Bad(f"{field}.params", f"must be a list of [name, value] pairs, got {_short(params)}")
+        raise FieldError(f"{field}.params", f"must be a list of [name, value] pairs, got {_short(params)}")
     out, seen = [], set()
     for i, pair in enumerate(params):
         if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
-            raise _Bad(f"{field}.params[{i}]", f"must be a [name, value] pair, got {_short(pair)}")
+            raise FieldError(f"{field}.params[{i}]", f"must be a [name, value] pair, got {_short(pair)}")
         if pair[0] in seen:
-            raise _Bad(f"{field}.params[{i}]", f"the parameter {pair[0][:40]!r} is given twice")
+            raise FieldError(f"{field}.params[{i}]", f"the parameter {pair[0][:40]!r} is given twice")
         seen.add(pair[0])
         out.append((pair[0], decode_value(pair[1], f"{field}.params[{i}]")))
     return Provenance(name, tuple(out))
@@ -479,15 +500,15 @@ _NO_SOLVE = ("a stored mechanism is rebuilt from its stored probabilities, never
 def _config_fields(config: Any, field: str) -> tuple[str, Optional[str], dict[str, Any]]:
     """The class key, family name and raw arguments of a stored mechanism record, their types checked."""
     if not isinstance(config, dict) or not {"class", "arguments"} <= set(config):
-        raise _Bad(field, f"a stored mechanism must be an object with 'class' and 'arguments', got {_short(config)}")
-    _exact_keys(config, ("class", "arguments"), ("family", "provenance"), field)
+        raise FieldError(field, f"a stored mechanism must be an object with 'class' and 'arguments', got {_short(config)}")
+    object_fields(config, ("class", "arguments"), ("family", "provenance"), field)
     key, family, arguments = config["class"], config.get("family"), config["arguments"]
     if not isinstance(key, str) or not key or len(key) > 300:
-        raise _Bad(f"{field}.class", f"must be a class name, got {_short(key)}")
+        raise FieldError(f"{field}.class", f"must be a class name, got {_short(key)}")
     if family is not None and (not isinstance(family, str) or len(family) > 200):
-        raise _Bad(f"{field}.family", f"must be a family name, got {_short(family)}")
+        raise FieldError(f"{field}.family", f"must be a family name, got {_short(family)}")
     if not isinstance(arguments, dict):
-        raise _Bad(f"{field}.arguments", f"must be an object, got {_short(arguments)}")
+        raise FieldError(f"{field}.arguments", f"must be an object, got {_short(arguments)}")
     return key, family, arguments
 
 
@@ -514,27 +535,27 @@ def build_mechanism(config: Any, *, field: str = "mechanism") -> Any:
     if cls is None:
         why = (f"its family {family!r} is not registered in this process: import the module that registers it"
                if isinstance(family, str) else f"no family registered with this ldpkit {__version__} declares it")
-        raise _Bad(field, f"unknown mechanism class {key!r} ({why})")
+        raise FieldError(field, f"unknown mechanism class {key!r} ({why})")
     if family is not None and family not in [f.name for f in families(discover=False) if f.mechanism is cls]:
         declared = [f.name for f in families(discover=False) if f.mechanism is cls]
-        raise _Bad(f"{field}.family", f"{family!r} does not declare the class {key} (its families: "
+        raise FieldError(f"{field}.family", f"{family!r} does not declare the class {key} (its families: "
                                       f"{', '.join(declared) or 'none'})")
     args = decode_value(raw_args, f"{field}.arguments")
     want = None if config.get("provenance") is None else decode_value(config["provenance"], f"{field}.provenance")
     if want is not None and not isinstance(want, Provenance):
-        raise _Bad(f"{field}.provenance", f"must be a $provenance record, got {_short(config['provenance'])}")
+        raise FieldError(f"{field}.provenance", f"must be a $provenance record, got {_short(config['provenance'])}")
     try:
         with solving_refused(_NO_SOLVE):
             mech = cls.from_arguments(args)
     except Exception as exc:  # a constructor's refusal, whatever its type: the stored arguments are wrong
         text = " ".join(str(exc).split()) or type(exc).__name__
-        raise _Bad(field, f"cannot rebuild {key} from its stored arguments: {text}") from exc
+        raise FieldError(field, f"cannot rebuild {key} from its stored arguments: {text}") from exc
     d = getattr(mech, "d", None)
     if isinstance(d, (int, np.integer)):
         check_domain_limit(int(d), f"{field} ({key})")
     if want is not None and mech.provenance != want:
         diff = "; ".join(mech.provenance.differences(want))
-        raise _Bad(field, f"rebuilding {key} gave {mech.provenance.describe()}, but the reports were made by "
+        raise FieldError(field, f"rebuilding {key} gave {mech.provenance.describe()}, but the reports were made by "
                           f"{want.describe()} ({diff}); pass the mechanism that made them")
     return mech
 
@@ -861,7 +882,7 @@ class _Content:
 
 def _codec_named(kind: Any, field: str, family: Any = None) -> ReportCodec:
     if not isinstance(kind, str):
-        raise _Bad(field, f"must be a report kind, got {_short(kind)}")
+        raise FieldError(field, f"must be a report kind, got {_short(kind)}")
     for codecs in (_all_codecs, registered_codecs):  # those registered so far, then after discovery
         for codec in codecs():
             if codec.kind == kind:
@@ -869,7 +890,7 @@ def _codec_named(kind: Any, field: str, family: Any = None) -> ReportCodec:
     why = (f"its mechanism's family {family!r} is not registered in this process: import the module that registers it"
            if isinstance(family, str) and family not in [f.name for f in families()]
            else f"this ldpkit reads {[c.kind for c in registered_codecs()]}")
-    raise _Bad(field, f"unknown report kind {kind[:40]!r} ({why})")
+    raise FieldError(field, f"unknown report kind {kind[:40]!r} ({why})")
 
 
 def _allowed_dtypes(codec: ReportCodec) -> list[tuple[str, ...]]:
@@ -931,7 +952,7 @@ class ReportFile:
         self.fingerprint: Optional[str] = None
         #: for a version-1 file, the digest version-1 states recorded (its bytes), once read; else None
         self.legacy_fingerprint: Optional[str] = None
-        with _boundary(self.path):
+        with read_boundary(self.path):
             self._open(mechanism)
 
     def _open(self, mechanism: Any) -> None:
@@ -943,7 +964,7 @@ class ReportFile:
         self.meta = self._check_meta(h["meta"])
         want = [[name, dtype] for name, dtype, _ in self.codec.columns]
         if h["columns"] != want:
-            raise _Bad("header.columns", f"{_short(h['columns'])} are not the columns of {self.codec.kind} reports "
+            raise FieldError("header.columns", f"{_short(h['columns'])} are not the columns of {self.codec.kind} reports "
                                          f"({want})")
         self._dtypes = _allowed_dtypes(self.codec)
         self.data: Optional[str] = None if h["data"] is None else check_text_line(h["data"], "header.data")
@@ -951,7 +972,7 @@ class ReportFile:
             check_text_line(h["written_by"], "header.written_by", 200)
         source = None if h["provenance"] is None else decode_value(h["provenance"], "header.provenance")
         if source is not None and not isinstance(source, Provenance):
-            raise _Bad("header.provenance", f"must be a $provenance record, got {_short(h['provenance'])}")
+            raise FieldError("header.provenance", f"must be a $provenance record, got {_short(h['provenance'])}")
         self.source: Optional[Provenance] = source
         self.domain: Optional[Domain] = self._check_domain(h["domain"])
         if mechanism is None:
@@ -972,39 +993,39 @@ class ReportFile:
 
     def _check_header(self, header: Any, version: int) -> dict[str, Any]:
         """The header object with every field present (optional ones as ``None``), its format and version checked."""
-        h = _exact_keys(header, _HEADER_REQUIRED, _HEADER_OPTIONAL, "header")
+        h = object_fields(header, _HEADER_REQUIRED, _HEADER_OPTIONAL, "header")
         if h["format"] != "ldpkit-reports":
-            raise _Bad("header.format", f"must be 'ldpkit-reports', got {_short(h['format'])}")
+            raise FieldError("header.format", f"must be 'ldpkit-reports', got {_short(h['format'])}")
         if not isinstance(h["version"], int) or isinstance(h["version"], bool) or h["version"] != version:
-            raise _Bad("header.version", f"{_short(h['version'])} is not the file's format version {version}")
+            raise FieldError("header.version", f"{_short(h['version'])} is not the file's format version {version}")
         return {k: h.get(k) for k in (*_HEADER_REQUIRED, *_HEADER_OPTIONAL)}
 
     def _check_meta(self, meta: Any) -> dict[str, Any]:
         if not isinstance(meta, dict) or not all(
                 isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_USERS for v in meta.values()):
-            raise _Bad("header.meta", f"must be an object of non-negative integers, got {_short(meta)}")
+            raise FieldError("header.meta", f"must be an object of non-negative integers, got {_short(meta)}")
         try:
             widths = self.codec.column_widths(meta)
         except Exception as exc:
-            raise _Bad("header.meta", f"{_short(meta)} does not describe {self.codec.kind} reports "
+            raise FieldError("header.meta", f"{_short(meta)} does not describe {self.codec.kind} reports "
                                       f"({type(exc).__name__}: {exc})") from None
         if len(widths) != len(self.codec.columns) or not all(
                 w is None or (isinstance(w, int) and 1 <= w <= 2**31) for w in widths):
-            raise _Bad("header.meta", f"{_short(meta)} gives the column widths {_short(widths)}")
+            raise FieldError("header.meta", f"{_short(meta)} gives the column widths {_short(widths)}")
         self._widths = widths
         return dict(meta)
 
     def _check_domain(self, stored: Any) -> Optional[Domain]:
         if stored is None:
             return None
-        labels = _exact_keys(stored, ("labels",), (), "header.domain")["labels"]
+        labels = object_fields(stored, ("labels",), (), "header.domain")["labels"]
         if not isinstance(labels, list):
-            raise _Bad("header.domain.labels", f"must be a list of labels, got {_short(labels)}")
+            raise FieldError("header.domain.labels", f"must be a list of labels, got {_short(labels)}")
         check_domain_limit(len(labels), "header.domain")
         try:
             return Domain.from_json(stored)
         except ValueError as exc:
-            raise _Bad("header.domain", " ".join(str(exc).split())) from None
+            raise FieldError("header.domain", " ".join(str(exc).split())) from None
 
     # ---------------------------------------------------------------- binary
     def _open_binary(self) -> tuple[dict[str, Any], int, int, int, int]:
@@ -1031,7 +1052,7 @@ class ReportFile:
             crc = fh.read(4)
             if zlib.crc32(raw) != struct.unpack("<I", crc)[0]:
                 raise ReportFileError(f"{self.path}: corrupted header (checksum fails)")
-            header = self._check_header(_json_loads(raw, "header"), version)
+            header = self._check_header(decode_json(raw, "header"), version)
             data_start = 16 + hlen + 4
             if size < data_start + _END_SIZE:
                 raise ReportFileError(f"{self.path}: truncated: no end record (the writer did not finish)")
@@ -1048,7 +1069,7 @@ class ReportFile:
         return header, data_start, int(n), int(blocks), int(version)
 
     def _binary_batches(self) -> Iterator[Any]:
-        with _boundary(self.path):
+        with read_boundary(self.path):
             yield from self._binary_blocks()
 
     def _binary_blocks(self) -> Iterator[Any]:
@@ -1106,8 +1127,8 @@ class ReportFile:
         """A block record: ``{"n": rows, "dtypes": [...]}`` with each column's storage type one the writer uses."""
         field = f"block {block} record"
         try:
-            record = _exact_keys(_json_loads(raw, field), ("n", "dtypes"), (), field)
-        except _Bad as exc:
+            record = object_fields(decode_json(raw, field), ("n", "dtypes"), (), field)
+        except FieldError as exc:
             raise ReportFileError(f"{self.path}: corrupted: block {block} has an unreadable record ({exc})") from None
         rows, dtypes = record["n"], record["dtypes"]
         if not isinstance(rows, int) or isinstance(rows, bool) or not 0 <= rows <= MAX_USERS:
@@ -1137,8 +1158,8 @@ class ReportFile:
                                           "(LDPKIT_MAX_HEADER_BYTES)")
                 raise ReportFileError(f"{self.path}: truncated: its header line does not end")
             try:
-                header = _json_loads(first_raw[len(_CSV_HEAD):].rstrip(b"\r\n"), "header line")
-            except _Bad as exc:
+                header = decode_json(first_raw[len(_CSV_HEAD):].rstrip(b"\r\n"), "header line")
+            except FieldError as exc:
                 raise ReportFileError(f"{self.path}: corrupted header line ({exc})") from None
             if not isinstance(header, dict):
                 raise ReportFileError(f"{self.path}: corrupted header line (not an object)")
@@ -1157,8 +1178,8 @@ class ReportFile:
             raise ReportFileError(f"{self.path}: truncated: its last line is not the end record "
                                   f"'{_CSV_END.strip()} {{...}}' (the writer did not finish, or the file was cut)")
         try:
-            end = _exact_keys(_json_loads(tail[len(_CSV_END):], "end record"), ("n",), (), "end record")
-        except _Bad as exc:
+            end = object_fields(decode_json(tail[len(_CSV_END):], "end record"), ("n",), (), "end record")
+        except FieldError as exc:
             raise ReportFileError(f"{self.path}: corrupted end record {_short(tail)} ({exc})") from None
         n = end["n"]
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_USERS:
@@ -1170,7 +1191,7 @@ class ReportFile:
         return 64 + sum(21 * 8 * (1 if w is None else int(w)) for w in self._widths)
 
     def _csv_batches(self, rows_per_batch: int) -> Iterator[Any]:
-        with _boundary(self.path):
+        with read_boundary(self.path):
             yield from self._csv_rows(rows_per_batch)
 
     def _csv_rows(self, rows_per_batch: int) -> Iterator[Any]:
@@ -1276,7 +1297,7 @@ class ReportFile:
     def read(self) -> Any:
         """All reports in one container (for files that fit in memory)."""
         parts = list(self.batches())
-        with _boundary(self.path):
+        with read_boundary(self.path):
             if not parts:
                 return self.codec.build(tuple(np.empty((0,) if w is None else (0, w), dtype=np.dtype(s[1]).newbyteorder("="))
                                               for s, w in zip(self.codec.columns, self._widths)), self.meta, self.source)
