@@ -593,7 +593,8 @@ class Aggregator:
         with read_boundary(p):
             limit = max_header_bytes()
             with open(p, "rb") as fh:
-                raw = fh.read(limit + 1)
+                size = os.fstat(fh.fileno()).st_size
+                raw = fh.read(min(size, limit) + 1)  # the size first: a read of the limit would allocate it
             if len(raw) > limit:
                 raise ReportFileError(f"{p}: more than {limit:,} bytes (LDPKIT_MAX_HEADER_BYTES): not an aggregator "
                                       "state this ldpkit reads")
