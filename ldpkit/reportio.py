@@ -422,21 +422,31 @@ def _decode_provenance(body: Any, field: str) -> Provenance:
     return Provenance(name, tuple(out))
 
 
-def _requested_domain(arguments: Any, field: str) -> None:
-    """Refuse a stored mechanism whose arguments ask for more items than :func:`~ldpkit._validation.max_domain`.
+#: the integer arguments that size what a mechanism allocates: its items ``d``, a padding length ``ell`` (the
+#: padded domain is ``d + ell``) and a hash range ``g``
+_SIZE_ARGUMENTS = ("d", "ell", "g")
 
-    The kit names the number of items ``d`` everywhere (:attr:`~ldpkit.base.FrequencyOracle.d`):
-    an integer ``d`` at any depth of the arguments is checked before anything is built; a
+
+def _requested_domain(arguments: Any, field: str) -> None:
+    """Refuse a stored mechanism whose arguments ask for more than :func:`~ldpkit._validation.max_domain`.
+
+    The kit names its sizes alike everywhere: the number of items ``d``
+    (:attr:`~ldpkit.base.FrequencyOracle.d`), a padding length ``ell`` and a hash range ``g``.
+    Each integer of these names at any depth of the arguments, and ``d + ell`` within one
+    object (Padding-and-Sampling's padded domain), is checked before anything is built; a
     mechanism built from arrays is bounded by the arrays' limit and checked again once built.
     """
     stack = [(arguments, field)]
     while stack:
         item, where = stack.pop()
         if isinstance(item, dict):
-            for key, value in item.items():
-                if key == "d" and isinstance(value, int) and not isinstance(value, bool):
-                    check_domain_limit(value, f"{where}.d")
-                stack.append((value, f"{where}.{key}"))
+            sizes = {k: v for k, v in item.items()
+                     if k in _SIZE_ARGUMENTS and isinstance(v, int) and not isinstance(v, bool)}
+            for key, value in sizes.items():
+                check_domain_limit(value, f"{where}.{key}")
+            if "d" in sizes and "ell" in sizes:
+                check_domain_limit(sizes["d"] + sizes["ell"], f"{where}.d + {where}.ell")
+            stack.extend((v, f"{where}.{k}") for k, v in item.items())
         elif isinstance(item, list):
             stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
 
@@ -979,13 +989,12 @@ class ReportFile:
             if stored is None:
                 raise ReportFileError(f"{self.path}: the file does not store its mechanism; pass mechanism=")
             mechanism = build_mechanism(stored, field="header.mechanism")
-        else:
-            if stored is not None:
-                _config_fields(stored, "header.mechanism")
-            if self.source is not None and mechanism.provenance != self.source:
-                diff = "; ".join(self.source.differences(mechanism.provenance))
-                raise ReportFileError(f"{self.path}: reports were made by {self.source.describe()}, not by "
-                                      f"{mechanism.provenance.describe()} ({diff})")
+        elif stored is not None:
+            _config_fields(stored, "header.mechanism")
+        if self.source is not None and mechanism.provenance != self.source:
+            diff = "; ".join(self.source.differences(mechanism.provenance))
+            raise ReportFileError(f"{self.path}: reports were made by {self.source.describe()}, not by "
+                                  f"{mechanism.provenance.describe()} ({diff})")
         self.mechanism = mechanism
         if self.domain is not None and len(self.domain) != mechanism.d:
             raise ReportFileError(f"{self.path}: the domain has {len(self.domain)} labels but the mechanism "
