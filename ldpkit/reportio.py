@@ -989,8 +989,8 @@ class ReportFile:
             if stored is None:
                 raise ReportFileError(f"{self.path}: the file does not store its mechanism; pass mechanism=")
             mechanism = build_mechanism(stored, field="header.mechanism")
-        elif stored is not None:
-            _config_fields(stored, "header.mechanism")
+        elif stored is not None:  # not built, but checked as if it were: no field escapes its schema
+            _requested_domain(_config_fields(stored, "header.mechanism")[2], "header.mechanism.arguments")
         if self.source is not None and mechanism.provenance != self.source:
             diff = "; ".join(self.source.differences(mechanism.provenance))
             raise ReportFileError(f"{self.path}: reports were made by {self.source.describe()}, not by "

@@ -218,8 +218,9 @@ def _damaged(data: st.DataObject, raw: bytes, csv: bool) -> bytes:
 
 
 # ============================================================================ the properties
-def _check_report_file(path: str) -> str:
-    """Open, read, aggregate and estimate ``path``: ``"loaded"`` or ``"refused"``; anything else fails the test."""
+def _check_report_file(path: str) -> tuple[str, int]:
+    """Open, read, aggregate and estimate ``path``: ``"loaded"`` or ``"refused"``, and the peak of memory
+    allocated; anything else (another exception, a message not naming the file, a larger peak) fails."""
     size = os.path.getsize(path)
     tracemalloc.start()
     try:
@@ -241,10 +242,10 @@ def _check_report_file(path: str) -> str:
     finally:
         tracemalloc.stop()
     assert peak <= allowed_peak(size), f"{peak:,} bytes allocated for a file of {size:,} bytes"
-    return outcome
+    return outcome, peak
 
 
-def _check_state(path: str) -> str:
+def _check_state(path: str) -> tuple[str, int]:
     size = os.path.getsize(path)
     tracemalloc.start()
     try:
@@ -261,7 +262,7 @@ def _check_state(path: str) -> str:
     finally:
         tracemalloc.stop()
     assert peak <= allowed_peak(size), f"{peak:,} bytes allocated for a state of {size:,} bytes"
-    return outcome
+    return outcome, peak
 
 
 def _check_cli(path: str) -> int:
@@ -320,7 +321,7 @@ def test_random_bytes_are_refused(raw: bytes, magic: bytes, csv: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp, _fuzz_limits():
         path = os.path.join(tmp, "random.csv" if csv else "random.ldpr")
         Path(path).write_bytes(magic + raw)
-        assert _check_report_file(path) == "refused" or magic
+        assert _check_report_file(path)[0] == "refused" or magic
         state = os.path.join(tmp, "state.json")
         Path(state).write_bytes(magic + raw)
         _check_state(state)
@@ -332,4 +333,4 @@ def test_every_seed_loads() -> None:
         for name, raw in seeds().items():
             path = os.path.join(tmp, name)
             Path(path).write_bytes(raw)
-            assert (_check_state(path) if name.endswith(".json") else _check_report_file(path)) == "loaded", name
+            assert (_check_state(path) if name.endswith(".json") else _check_report_file(path))[0] == "loaded", name
