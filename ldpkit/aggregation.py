@@ -75,13 +75,12 @@ from .reportio import (
     atomic_write,
     build_mechanism,
     decode_json,
-    decode_value,
+    decode_provenance,
     encode_value,
     mechanism_config,
     object_fields,
     read_boundary,
 )
-from .reports import Provenance
 
 __all__ = ["Aggregator", "Estimate", "StateConflictError", "state_lock"]
 
@@ -580,7 +579,7 @@ class Aggregator:
         """Resume from :meth:`save` (the stored mechanism is rebuilt unless one is given; provenance checked).
 
         Every field is decoded by its schema and limits (a JSON object of at most
-        :func:`~ldpkit._validation.max_header_bytes` bytes; known fields only; ``n`` and ``batches``
+        ``LDPKIT_MAX_HEADER_BYTES`` bytes; known fields only; ``n`` and ``batches``
         whole numbers up to 2**53; the support an integer vector the mechanism accepts; one-line
         data descriptions; file fingerprints); states of version 1 are read too.
 
@@ -618,9 +617,7 @@ class Aggregator:
 
     @classmethod
     def _from_state(cls, state: dict[str, Any], mechanism: Any) -> Aggregator:
-        want = decode_value(state["provenance"], "state.provenance")
-        if not isinstance(want, Provenance):
-            raise FieldError("state.provenance", "must be a $provenance record")
+        want = decode_provenance(state["provenance"], "state.provenance")
         if mechanism is None:
             if state.get("mechanism") is None:
                 raise ValueError("the state does not store its mechanism; pass mechanism=")

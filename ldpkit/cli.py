@@ -674,7 +674,7 @@ def _refused(debug: bool, where: str = "") -> Iterator[None]:
 
 
 def _affordable(d: int, what: str) -> None:
-    """Refuse a domain above :func:`ldpkit._validation.max_domain` (``LDPKIT_MAX_DOMAIN``) before it is built."""
+    """Refuse a domain above the domain limit (``LDPKIT_MAX_DOMAIN``) before it is built."""
     from ._validation import check_domain_limit
 
     try:

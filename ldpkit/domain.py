@@ -8,7 +8,7 @@ an estimate never loses the meaning of its rows.  A label outside the domain is 
 name: silently dropping or remapping it would bias every estimate.
 
 Labels are text that travels (files, tables, other people's spreadsheets), so a label is checked
-and normalised once, here (:func:`ldpkit._validation.check_label`): it is stored in Unicode normal
+and normalised once, here (``ldpkit._validation.check_label``): it is stored in Unicode normal
 form NFC, so that the two spellings of ``"é"`` (one code point, or ``e`` and a combining accent)
 are one label, and it holds no control, zero-width or line-break character and no whitespace at
 either end.  :meth:`Domain.encode` reads labels in either spelling.
@@ -68,7 +68,7 @@ class Domain:
     labels
         The labels, in item order.  Each is a non-empty string without control, zero-width or
         line-break characters and without whitespace at either end; it is stored in Unicode
-        normal form NFC (:func:`ldpkit._validation.check_label`).
+        normal form NFC (``ldpkit._validation.check_label``).
 
     Raises
     ------
@@ -299,7 +299,7 @@ class Domain:
 
     @classmethod
     def from_json(cls, data: Any) -> Domain:
-        """Inverse of :meth:`to_json` (validated; at most :func:`~ldpkit._validation.max_domain` labels)."""
+        """Inverse of :meth:`to_json` (validated; at most ``LDPKIT_MAX_DOMAIN`` labels)."""
         if not isinstance(data, dict) or not isinstance(data.get("labels"), list):
             raise ValueError(f"a stored domain must be an object with a 'labels' list, got {type(data).__name__}")
         check_domain_limit(len(data["labels"]), "a stored domain")
@@ -309,7 +309,7 @@ class Domain:
     def integers(cls, d: int) -> Domain:
         """The domain whose labels are ``"0" .. "d-1"`` (for data that are already indices).
 
-        ``d`` is an integer from 2 to :func:`~ldpkit._validation.max_domain` (``LDPKIT_MAX_DOMAIN``):
+        ``d`` is an integer from 2 to the domain limit (``LDPKIT_MAX_DOMAIN``):
         a float, a string or a size that could not be afforded is refused before any label is made.
         """
         d = check_domain_size(d, "d")

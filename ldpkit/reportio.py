@@ -31,8 +31,8 @@ schema and limits, inside one error boundary: whatever the bytes, opening or rea
 either succeeds or raises :class:`ReportFileError` (a ``ValueError``) naming the file and the
 field.  JSON is read without duplicate keys, non-finite numbers or integers beyond 64 bits, at
 most 32 levels deep; a stored array names one of the storage types the writer uses and holds
-exactly its bytes; a requested domain is at most :func:`~ldpkit._validation.max_domain` items
-and a header at most :func:`~ldpkit._validation.max_header_bytes` bytes (both checked before
+exactly its bytes; a requested domain is at most ``LDPKIT_MAX_DOMAIN`` items
+and a header at most ``LDPKIT_MAX_HEADER_BYTES`` bytes (both checked before
 anything is allocated); no optimiser runs while a mechanism is rebuilt (a file stores solved
 probabilities).  The CRC-32 checksums detect accidents (a flipped bit, a cut file), not
 tampering: anyone can write a file that passes them.
@@ -125,9 +125,11 @@ __all__ = [
     "save_reports",
     "atomic_write",
     "decode_json",
+    "decode_provenance",
     "FieldError",
     "object_fields",
     "read_boundary",
+    "MAX_JSON_DEPTH",
 ]
 
 #: version of the report file format this ldpkit writes
@@ -310,7 +312,7 @@ def decode_value(value: Any, field: str = "value") -> Any:
 
     Tags: ``$float`` (``"inf"``, ``"-inf"`` or ``"nan"``), ``$array`` (exactly ``dtype`` from the
     storage types :func:`encode_value` writes, ``shape`` and ``data``: the base64 of exactly
-    ``prod(shape)`` values, at most :func:`~ldpkit._validation.max_domain` of them), ``$tuple`` (a
+    ``prod(shape)`` values, at most ``LDPKIT_MAX_DOMAIN`` of them), ``$tuple`` (a
     list), ``$provenance`` (``mechanism`` and ``params``, distinct names) and ``$mechanism`` (a
     record of :func:`mechanism_config`, rebuilt by :func:`build_mechanism`).  A plain object's
     keys never start with ``$``.
@@ -404,6 +406,15 @@ def _decode_array(body: Any, field: str) -> np.ndarray:
     return arr.astype(dt.newbyteorder("="))
 
 
+def decode_provenance(value: Any, field: str) -> Provenance:
+    """A stored ``{"$provenance": ...}`` record as a :class:`~ldpkit.reports.Provenance`; a :class:`FieldError` naming
+    ``field`` for anything else."""
+    out = decode_value(value, field)
+    if not isinstance(out, Provenance):
+        raise FieldError(field, f"must be a $provenance record, got {_short(value)}")
+    return out
+
+
 def _decode_provenance(body: Any, field: str) -> Provenance:
     spec = object_fields(body, ("mechanism", "params"), (), field)
     name, params = spec["mechanism"], spec["params"]
@@ -428,7 +439,7 @@ _SIZE_ARGUMENTS = ("d", "ell", "g")
 
 
 def _requested_domain(arguments: Any, field: str) -> None:
-    """Refuse a stored mechanism whose arguments ask for more than :func:`~ldpkit._validation.max_domain`.
+    """Refuse a stored mechanism whose arguments ask for more than ``LDPKIT_MAX_DOMAIN``.
 
     The kit names its sizes alike everywhere: the number of items ``d``
     (:attr:`~ldpkit.base.FrequencyOracle.d`), a padding length ``ell`` and a hash range ``g``.
@@ -529,8 +540,8 @@ def build_mechanism(config: Any, *, field: str = "mechanism") -> Any:
     cannot name arbitrary code, and no module named by a file is imported.  A family defined
     outside ldpkit is readable once the module that registers it is imported.  Every field is
     validated first (:func:`decode_value`), the requested domain is at most
-    :func:`~ldpkit._validation.max_domain` items, and no optimiser runs while the mechanism is
-    built (:func:`~ldpkit._validation.solving_refused`).
+    ``LDPKIT_MAX_DOMAIN`` items, and no optimiser runs while the mechanism is
+    built (``ldpkit._validation.solving_refused``).
 
     Raises
     ------
@@ -551,9 +562,7 @@ def build_mechanism(config: Any, *, field: str = "mechanism") -> Any:
         raise FieldError(f"{field}.family", f"{family!r} does not declare the class {key} (its families: "
                                       f"{', '.join(declared) or 'none'})")
     args = decode_value(raw_args, f"{field}.arguments")
-    want = None if config.get("provenance") is None else decode_value(config["provenance"], f"{field}.provenance")
-    if want is not None and not isinstance(want, Provenance):
-        raise FieldError(f"{field}.provenance", f"must be a $provenance record, got {_short(config['provenance'])}")
+    want = None if config.get("provenance") is None else decode_provenance(config["provenance"], f"{field}.provenance")
     try:
         with solving_refused(_NO_SOLVE):
             mech = cls.from_arguments(args)
@@ -880,7 +889,7 @@ class _Content:
 
     def update(self, cols: Sequence[np.ndarray]) -> None:
         for h, col, dt in zip(self._columns, cols, self._types):
-            h.update(memoryview(np.ascontiguousarray(col.astype(dt, copy=False))).cast("B"))
+            h.update(memoryview(np.ascontiguousarray(col.astype(dt, copy=False))).cast("B"))  # type: ignore[arg-type]
         self.n += int(cols[0].shape[0])
 
     def hexdigest(self) -> str:
@@ -944,10 +953,6 @@ class ReportFile:
         The stored description of the data, or ``None``.
     n
         Number of reports.
-    fingerprint
-        ``None`` until :meth:`batches` has read the whole file; then the digest of its content
-        (report kind, provenance and every report, not the bytes: see the module documentation),
-        which :class:`~ldpkit.aggregation.Aggregator` compares to refuse the same reports twice.
     """
 
     def __init__(self, path: str | os.PathLike[str], mechanism: Any = None) -> None:
@@ -959,8 +964,11 @@ class ReportFile:
         if not os.path.isfile(self.path):
             raise FileNotFoundError(f"{self.path}: no such report file")
         self.csv = self.path.lower().endswith(".csv")
+        #: ``None`` until :meth:`batches` has read the whole file; then the digest of its content (report kind,
+        #: provenance and every report, not its bytes), which :class:`~ldpkit.aggregation.Aggregator` compares
+        #: to count the same reports once, whatever their encoding, line ends or data line
         self.fingerprint: Optional[str] = None
-        #: for a version-1 file, the digest version-1 states recorded (its bytes), once read; else None
+        #: for a version-1 file once read, the digest of its bytes that version-1 states recorded; else ``None``
         self.legacy_fingerprint: Optional[str] = None
         with read_boundary(self.path):
             self._open(mechanism)
@@ -980,10 +988,8 @@ class ReportFile:
         self.data: Optional[str] = None if h["data"] is None else check_text_line(h["data"], "header.data")
         if h["written_by"] is not None:
             check_text_line(h["written_by"], "header.written_by", 200)
-        source = None if h["provenance"] is None else decode_value(h["provenance"], "header.provenance")
-        if source is not None and not isinstance(source, Provenance):
-            raise FieldError("header.provenance", f"must be a $provenance record, got {_short(h['provenance'])}")
-        self.source: Optional[Provenance] = source
+        self.source: Optional[Provenance] = (None if h["provenance"] is None
+                                             else decode_provenance(h["provenance"], "header.provenance"))
         self.domain: Optional[Domain] = self._check_domain(h["domain"])
         if mechanism is None:
             if stored is None:
@@ -1265,9 +1271,9 @@ class ReportFile:
             native = np.dtype(dtype).newbyteorder("=")
             try:
                 if not _CSV_FIELD.fullmatch(" ".join(text)):
-                    bad = next(i for i, t in enumerate(text) if not _CSV_FIELD.fullmatch(t))
-                    raise ValueError(f"line {first_line + bad} holds {_short(text[bad])}, not integers written in "
-                                     "ASCII digits")
+                    wrong = next(i for i, t in enumerate(text) if not _CSV_FIELD.fullmatch(t))
+                    raise ValueError(f"line {first_line + wrong} holds {_short(text[wrong])}, not integers written "
+                                     "in ASCII digits")
                 if codec.csv_parse is not None:
                     cols.append(codec.csv_parse(text, self.meta))
                 elif width is None:

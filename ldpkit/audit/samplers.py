@@ -271,7 +271,7 @@ def from_function(
         returning ``size`` reports).  A function that ignores ``rng`` (a library drawing from its
         own generator) is audited all the same; only reproducibility is lost.
     n_inputs
-        Number of inputs audited (at most :func:`~ldpkit._validation.max_domain`, ``LDPKIT_MAX_DOMAIN``).
+        Number of inputs audited (at most the domain limit, ``LDPKIT_MAX_DOMAIN``).
     encode
         Report to hashable key (default: the report itself; arrays, lists and tuples by value).
     outputs
@@ -339,7 +339,7 @@ def sample_histograms(sampler: Sampler, inputs: Iterable[int], size: int, rng: R
 
     Every input must be one of the sampler's (``0 .. n_inputs-1``).  A sampler with an exact
     histogram (``counts``) costs the same for any ``size``; one without draws ``size`` outputs
-    per input, at most :func:`~ldpkit._validation.max_audit_samples` (``LDPKIT_MAX_AUDIT_SAMPLES``,
+    per input, at most ``LDPKIT_MAX_AUDIT_SAMPLES`` (
     default ``10**8``), checked before any draw.
 
     Examples
