@@ -301,6 +301,22 @@ def test_the_cli_prints_one_line_for_every_file_error(grr_file: tuple[Path, byte
             assert str(bad) in line, (name, line)
 
 
+def test_an_unforeseen_error_is_one_line_too(grr_file: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """An error no check foresaw (here a KeyError planted in the estimate): one line, exit status 1; --debug raises."""
+    path, _ = grr_file
+
+    def broken(self: Any) -> Any:
+        raise KeyError("planted")
+
+    monkeypatch.setattr(Aggregator, "estimate", broken)
+    assert main(["estimate", str(path)]) == 1
+    line = _one_line(capsys)
+    assert "unexpected KeyError: 'planted'" in line and "--debug" in line
+    with pytest.raises(KeyError, match="planted"):
+        main(["estimate", str(path), "--debug"])
+
+
 # ============================================================================ 2. affordable sizes
 def test_the_domain_limit_is_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
