@@ -643,8 +643,8 @@ def check_domain_limit(d: Any, what: str) -> int:
     limit = max_domain()
     if int(d) > limit:
         raise ValueError(f"{what} asks for a domain of {int(d):,} items, above the limit of {limit:,} items "
-                         "(LDPKIT_MAX_DOMAIN; set it higher to allow more: about 40 bytes per item to build a mechanism, "
-                         "100 more per label)")
+                         "(LDPKIT_MAX_DOMAIN; set it higher to allow more: about 40 bytes per item to build a "
+                         "mechanism, 100 more per label)")
     return int(d)
 
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
-import io
 import json
 import math
 import os
@@ -564,8 +563,8 @@ class Aggregator:
             known = self._states.get(real)
             if known is not None and current != known:
                 raise StateConflictError(
-                    f"{p}: the state {'changed' if current else 'was removed'} since this aggregator loaded or saved it "
-                    "(another process wrote it); nothing was written: load the state again and add to it")
+                    f"{p}: the state {'changed' if current else 'was removed'} since this aggregator loaded or saved "
+                    "it (another process wrote it); nothing was written: load the state again and add to it")
             if known is None and current is not None and not replace:
                 raise StateConflictError(
                     f"{p}: a state file exists that this aggregator did not load: load it (Aggregator.load) to add "

@@ -709,7 +709,7 @@ def _writable(path: str, flag: str) -> str:
 
 
 def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file: the same file on disk (hard and symbolic links too), or the same resolved path."""
+    """Whether two paths name one file: the same file on disk (hard and symbolic links too), or one resolved path."""
     import os
 
     try:
@@ -1155,8 +1155,9 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.column not in columns:
             raise _missing_column(args.column, columns, path, delimiter)
     _writable(args.output, "--output")
-    _not_an_input(args.output, "--output", [("the --input file", path), *(
-        (f"the --{flag} file", getattr(args, flag, None)) for flag in ("domain", "budgets", "sensitive", "prior", "matrix"))])
+    read = ("domain", "budgets", "sensitive", "prior", "matrix")
+    _not_an_input(args.output, "--output",
+                  [("the --input file", path), *((f"the --{flag} file", getattr(args, flag, None)) for flag in read)])
     _new_file(args.output, "--output", args.force)
     given_domain = None if args.domain is None else _read_domain(args.domain, args.debug)
     data = _family_data(args)

@@ -198,7 +198,7 @@ class Contract:
 
 
 def _inputs_of(mech: Any) -> Optional[int]:
-    """The number of items (inputs) of a mechanism (its ``d``), a channel (``n_inputs``) or a matrix (rows); else None."""
+    """The number of items of a mechanism (its ``d``), a channel (``n_inputs``) or a matrix (rows); else None."""
     for attr in ("d", "n_inputs"):
         value = getattr(mech, attr, None)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):

@@ -77,7 +77,7 @@ import re
 import secrets
 import struct
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, Any, Optional
 
 import numpy as np
@@ -344,7 +344,8 @@ def decode_value(value: Any, field: str = "value") -> Any:
     where = f"{field}.{tag}"
     if tag == "$float":
         if body not in ("inf", "-inf", "nan"):
-            raise FieldError(where, f"must be 'inf', '-inf' or 'nan' (finite numbers are stored as numbers), got {_short(body)}")
+            raise FieldError(where, "must be 'inf', '-inf' or 'nan' (finite numbers are stored as numbers), "
+                                    f"got {_short(body)}")
         return float(body)
     if tag == "$array":
         return _decode_array(body, where)
@@ -390,7 +391,8 @@ def _decode_array(body: Any, field: str) -> np.ndarray:
     count = math.prod(shape)
     limit = max_domain()
     if count > limit:
-        raise FieldError(f"{field}.shape", f"{shape} holds {count:,} values, above the limit of {limit:,} (LDPKIT_MAX_DOMAIN)")
+        raise FieldError(f"{field}.shape", f"{shape} holds {count:,} values, above the limit of {limit:,} "
+                                           "(LDPKIT_MAX_DOMAIN)")
     dt = np.dtype(dtype)
     nbytes = count * dt.itemsize
     if not isinstance(data, str) or len(data) != 4 * ((nbytes + 2) // 3):
@@ -521,7 +523,8 @@ _NO_SOLVE = ("a stored mechanism is rebuilt from its stored probabilities, never
 def _config_fields(config: Any, field: str) -> tuple[str, Optional[str], dict[str, Any]]:
     """The class key, family name and raw arguments of a stored mechanism record, their types checked."""
     if not isinstance(config, dict) or not {"class", "arguments"} <= set(config):
-        raise FieldError(field, f"a stored mechanism must be an object with 'class' and 'arguments', got {_short(config)}")
+        raise FieldError(field, "a stored mechanism must be an object with 'class' and 'arguments', got "
+                                f"{_short(config)}")
     object_fields(config, ("class", "arguments"), ("family", "provenance"), field)
     key, family, arguments = config["class"], config.get("family"), config["arguments"]
     if not isinstance(key, str) or not key or len(key) > 300:
@@ -982,8 +985,8 @@ class ReportFile:
         self.meta = self._check_meta(h["meta"])
         want = [[name, dtype] for name, dtype, _ in self.codec.columns]
         if h["columns"] != want:
-            raise FieldError("header.columns", f"{_short(h['columns'])} are not the columns of {self.codec.kind} reports "
-                                         f"({want})")
+            raise FieldError("header.columns", f"{_short(h['columns'])} are not the columns of {self.codec.kind} "
+                                               f"reports ({want})")
         self._dtypes = _allowed_dtypes(self.codec)
         self.data: Optional[str] = None if h["data"] is None else check_text_line(h["data"], "header.data")
         if h["written_by"] is not None:
@@ -1221,7 +1224,8 @@ class ReportFile:
             fh.seek(self._data_start)
             got = fh.readline(limit).rstrip("\r\n")
             if got.split(",") != names:
-                raise ReportFileError(f"{self.path}: line 2 names the columns {_short(got)}, expected {','.join(names)!r}")
+                raise ReportFileError(f"{self.path}: line 2 names the columns {_short(got)}, expected "
+                                      f"{','.join(names)!r}")
             batch: list[list[str]] = []
             first = last = 0  # file lines of the batch's first and last report
             ended = False
@@ -1314,8 +1318,9 @@ class ReportFile:
         parts = list(self.batches())
         with read_boundary(self.path):
             if not parts:
-                return self.codec.build(tuple(np.empty((0,) if w is None else (0, w), dtype=np.dtype(s[1]).newbyteorder("="))
-                                              for s, w in zip(self.codec.columns, self._widths)), self.meta, self.source)
+                empty = tuple(np.empty((0,) if w is None else (0, w), dtype=np.dtype(s[1]).newbyteorder("="))
+                              for s, w in zip(self.codec.columns, self._widths))
+                return self.codec.build(empty, self.meta, self.source)
             return parts[0] if len(parts) == 1 else concat_reports(parts)
 
     def __repr__(self) -> str:

@@ -684,7 +684,9 @@ def test_two_estimate_processes_on_one_state_both_count(tmp_path: Path,
 
 def _readline(proc: subprocess.Popen[str]) -> str:
     box: list[str] = []
-    reader = threading.Thread(target=lambda: box.append(proc.stderr.readline()), daemon=True)  # type: ignore[union-attr]
+    stream = proc.stderr
+    assert stream is not None
+    reader = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
     reader.start()
     reader.join(HANG_GUARD)
     if not box:

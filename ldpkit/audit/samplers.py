@@ -324,7 +324,8 @@ def _histogram(sampler: Sampler, x: int, size: int, gen: np.random.Generator) ->
             raise ValueError(f"{sampler!r} returned a negative output index {int(y.min())}")
         top = int(y.max()) if m else -1
         if sampler.n_outputs is not None and top >= sampler.n_outputs:
-            raise ValueError(f"{sampler!r} returned the output index {top}, not below its n_outputs={sampler.n_outputs}")
+            raise ValueError(f"{sampler!r} returned the output index {top}, not below its "
+                             f"n_outputs={sampler.n_outputs}")
         if sampler.n_outputs is None and top >= max_domain():
             raise ValueError(f"{sampler!r} returned the output index {top}: a sampler without n_outputs may use "
                              f"indices below {max_domain():,} (LDPKIT_MAX_DOMAIN)")
