@@ -1230,13 +1230,16 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _UsageError(f"--level must be a confidence level in (0, 1), got {args.level:g}")
     for path in args.files:
         _existing_file(path, "report file")
-    seen: list[str] = []
+    import os
+
+    seen: dict[tuple[int, int], str] = {}
     for path in args.files:
-        twin = next((other for other in seen if _same_file(path, other)), None)
-        if twin is not None:
-            also = "" if twin == path else f" (as {twin!r} too)"
+        on_disk = os.stat(path)  # one file on disk, however it is named (links included)
+        key = (on_disk.st_dev, on_disk.st_ino)
+        if key in seen:
+            also = "" if seen[key] == path else f" (as {seen[key]!r} too)"
             raise _UsageError(f"{path}: given twice{also}: its reports would be counted twice")
-        seen.append(path)
+        seen[key] = path
     if args.force and args.output is None:
         raise _UsageError("--force applies with --output only (the --state file is always updated in place)")
     inputs = [("one of the report files read", path) for path in args.files]
