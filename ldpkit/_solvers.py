@@ -30,6 +30,8 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from ._validation import check_solving_allowed
+
 __all__ = [
     "KKT_RTOL",
     "MARGIN",
@@ -71,10 +73,14 @@ def single_threaded(fn: _F) -> _F:
     bits of BLAS sums, which a multi-threaded BLAS rounds differently with its number of threads:
     without the limit, an IDUE optimum moved in its ninth digit between ``OMP_NUM_THREADS=1`` and
     the default, and between ``--jobs 1`` and ``--jobs 2`` (worker processes run one thread).
+
+    Every solver is wrapped, so this is also where a region that must not optimise (opening a
+    report file: :func:`ldpkit._validation.solving_refused`) refuses one, before any work.
     """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        check_solving_allowed(getattr(fn, "__qualname__", "a solver"))
         if getattr(_LOCAL, "depth", 0):
             return fn(*args, **kwargs)
         from threadpoolctl import threadpool_limits

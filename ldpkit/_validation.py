@@ -8,13 +8,31 @@ names the argument and the offending value as given.
 
 **Supported budgets.** A mechanism's budget must lie in ``[EPS_MIN, EPS_MAX]`` (or a
 narrower range the mechanism states): see :func:`check_epsilon` for why.
+
+**Resource limits.** What a file or a command-line flag may ask for is bounded by what is
+affordable, not only by what is exact: the largest domain (:func:`max_domain`, environment
+variable ``LDPKIT_MAX_DOMAIN``), the largest stored header or state (:func:`max_header_bytes`,
+``LDPKIT_MAX_HEADER_BYTES``) and the most samples an audit draws one by one per input
+(:func:`max_audit_samples`, ``LDPKIT_MAX_AUDIT_SAMPLES``).  Each is checked before anything is
+allocated, with a message naming the variable that raises it.  Opening a file never runs an
+optimiser: :func:`solving_refused` marks such a region and the solvers' entry points call
+:func:`check_solving_allowed`.
+
+**Text.** :func:`check_label` and :func:`check_text_line` are the one definition of a label and
+of a line of free text (a data description) wherever they come from: a user, a file, a flag.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
-from typing import Any
+import os
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Any, Optional
 
 import numpy as np
 
@@ -40,6 +58,17 @@ __all__ = [
     "MAX_USERS",
     "real_array",
     "check_real_counts",
+    "MAX_DOMAIN",
+    "MAX_AUDIT_SAMPLES",
+    "MAX_HEADER_BYTES",
+    "max_domain",
+    "max_audit_samples",
+    "max_header_bytes",
+    "check_domain_limit",
+    "solving_refused",
+    "check_solving_allowed",
+    "check_label",
+    "check_text_line",
 ]
 
 _ATOL = 1e-9
@@ -536,3 +565,205 @@ def check_real_counts(counts: Any, d: int | None = None) -> np.ndarray:
     if c.sum() <= 0:
         raise ValueError("counts sum to zero: at least one user is needed")
     return c
+
+
+# ---------------------------------------------------------------------------- resource limits
+#: default of the largest domain (number of items) a file or a command-line flag may request:
+#: building a mechanism allocates about 16 to 40 bytes per item, a labelled domain about 100
+#: (``LDPKIT_MAX_DOMAIN`` overrides it; the Python API itself is not limited)
+MAX_DOMAIN = 2**20
+
+#: default of the most samples an audit draws per input from a sampler that has no exact
+#: histogram (``counts``), one sampler call per chunk (``LDPKIT_MAX_AUDIT_SAMPLES`` overrides it)
+MAX_AUDIT_SAMPLES = 10**8
+
+#: default of the largest report-file header and aggregator state, in bytes
+#: (``LDPKIT_MAX_HEADER_BYTES`` overrides it)
+MAX_HEADER_BYTES = 2**26
+
+
+def _env_limit(name: str, default: int, minimum: int) -> int:
+    """The integer in environment variable ``name`` (at least ``minimum``), or ``default`` when it is unset or empty."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    digits = text.replace("_", "") if re.fullmatch(r"[0-9]+(?:_[0-9]+)*", text, re.ASCII) else ""
+    if not digits or int(digits) < minimum:
+        raise ValueError(f"the environment variable {name}={text!r} must be an integer >= {minimum} (unset it for the "
+                         f"default, {default:,})")
+    return int(digits)
+
+
+def max_domain() -> int:
+    """The largest domain a report file, an aggregator state or a command-line flag may request.
+
+    :data:`MAX_DOMAIN` ``= 2**20`` items unless the environment variable ``LDPKIT_MAX_DOMAIN``
+    says otherwise (read at every call, so a running process can change it).
+
+    Examples
+    --------
+    >>> from ldpkit._validation import MAX_DOMAIN, max_domain
+    >>> max_domain() == MAX_DOMAIN  # doctest: +SKIP
+    True
+    """
+    return _env_limit("LDPKIT_MAX_DOMAIN", MAX_DOMAIN, 2)
+
+
+def max_audit_samples() -> int:
+    """The most samples per input an audit draws from a sampler without an exact histogram.
+
+    :data:`MAX_AUDIT_SAMPLES` ``= 10**8`` unless ``LDPKIT_MAX_AUDIT_SAMPLES`` says otherwise.
+    """
+    return _env_limit("LDPKIT_MAX_AUDIT_SAMPLES", MAX_AUDIT_SAMPLES, 1)
+
+
+def max_header_bytes() -> int:
+    """The largest report-file header (and aggregator state file) read, in bytes.
+
+    :data:`MAX_HEADER_BYTES` ``= 2**26`` (64 MiB) unless ``LDPKIT_MAX_HEADER_BYTES`` says otherwise.
+    """
+    return _env_limit("LDPKIT_MAX_HEADER_BYTES", MAX_HEADER_BYTES, 1024)
+
+
+def check_domain_limit(d: Any, what: str) -> int:
+    """Return ``d`` when it is at most :func:`max_domain`; else a ``ValueError`` naming ``what`` and the variable.
+
+    ``d`` must already be an integer (:func:`check_domain_size` checks the type and the lower end).
+
+    Examples
+    --------
+    >>> from ldpkit._validation import check_domain_limit
+    >>> check_domain_limit(1000, "--d")
+    1000
+    >>> check_domain_limit(10**12, "--d")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --d asks for a domain of 1,000,000,000,000 items, above the limit of ... items (LDPKIT_MAX_DOMAIN; ...)
+    """
+    limit = max_domain()
+    if int(d) > limit:
+        raise ValueError(f"{what} asks for a domain of {int(d):,} items, above the limit of {limit:,} items "
+                         "(LDPKIT_MAX_DOMAIN; set it higher to allow more: about 40 bytes per item to build a "
+                         "mechanism, 100 more per label)")
+    return int(d)
+
+
+# ---------------------------------------------------------------------------- no optimiser here
+_NO_SOLVING: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("ldpkit_no_solving", default=None)
+
+
+@contextlib.contextmanager
+def solving_refused(reason: str) -> Iterator[None]:
+    """A region in which every solver refuses to run (:func:`check_solving_allowed` raises ``ValueError``).
+
+    Report files and aggregator states store a mechanism's solved probabilities; rebuilding one
+    from a file must never solve again (a small file could otherwise ask for minutes of work).
+
+    Examples
+    --------
+    >>> from ldpkit._validation import check_solving_allowed, solving_refused
+    >>> with solving_refused("opening a file"):
+    ...     check_solving_allowed("solve_opt0")
+    Traceback (most recent call last):
+    ...
+    ValueError: solve_opt0 would run an optimiser, which is refused here: opening a file
+    """
+    token = _NO_SOLVING.set(reason)
+    try:
+        yield
+    finally:
+        _NO_SOLVING.reset(token)
+
+
+def check_solving_allowed(what: str) -> None:
+    """Raise ``ValueError`` inside :func:`solving_refused`; return otherwise (the solvers call it first)."""
+    reason = _NO_SOLVING.get()
+    if reason is not None:
+        raise ValueError(f"{what} would run an optimiser, which is refused here: {reason}")
+
+
+# ---------------------------------------------------------------------------- labels and lines of text
+#: Unicode categories never allowed in a label: controls, format (zero-width) characters, surrogates,
+#: line and paragraph separators
+_LABEL_BAD = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+#: in a line of free text: the same but format characters (invisible, harmless on one line)
+_LINE_BAD = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ASCII_LINE_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # a tab is allowed on a line
+
+
+def _bad_character(text: str, bad: frozenset[str]) -> Optional[str]:
+    """The first character of ``text`` in one of the categories ``bad`` (a tab allowed on a line), or ``None``."""
+    line = bad is _LINE_BAD
+    if text.isascii():
+        found = (_ASCII_LINE_CONTROL if line else _ASCII_CONTROL).search(text)
+        return None if found is None else found.group()
+    return next((c for c in text if unicodedata.category(c) in bad and not (line and c == "\t")), None)
+
+
+def _character(c: str) -> str:
+    name = unicodedata.name(c, "")
+    return f"U+{ord(c):04X}" + (f" {name}" if name else "")
+
+
+def check_label(label: Any, name: str = "label") -> str:
+    """Return ``label`` in Unicode normal form NFC, or refuse it.
+
+    A label is a non-empty string without control, zero-width (format), surrogate or line-break
+    characters and without whitespace at either end: what it names must be unambiguous when it
+    is read back from a file, printed in a table or typed again.  Two spellings of one text (the
+    NFC and NFD forms of ``"é"``) are one label.
+
+    Raises
+    ------
+    ArgumentTypeError
+        A label that is not a string.
+    ValueError
+        Naming ``name`` and the offending character.
+
+    Examples
+    --------
+    >>> from ldpkit._validation import check_label
+    >>> check_label("cafe\\u0301") == "caf\\u00e9"
+    True
+    >>> check_label(" milk")
+    Traceback (most recent call last):
+    ...
+    ValueError: label ' milk' has whitespace at its start or end
+    """
+    if not isinstance(label, str):
+        raise ArgumentTypeError(f"{name} must be a string, got {type(label).__name__} {describe(label)}")
+    if not label:
+        raise ValueError(f"{name} must be a non-empty string, got {label!r}")
+    bad = _bad_character(label, _LABEL_BAD)
+    if bad is not None:
+        raise ValueError(f"{name} {describe(label)} holds the character {_character(bad)}: labels hold no control, "
+                         "zero-width or line-break characters")
+    if label.strip() != label:
+        raise ValueError(f"{name} {describe(label)} has whitespace at its start or end")
+    return label if label.isascii() or unicodedata.is_normalized("NFC", label) else unicodedata.normalize("NFC", label)
+
+
+def check_text_line(text: Any, name: str, max_length: int = 4096) -> str:
+    """Return ``text`` when it is one line of free text: a string of at most ``max_length`` characters
+    without control (a tab excepted), surrogate or line-break characters.
+
+    Examples
+    --------
+    >>> from ldpkit._validation import check_text_line
+    >>> check_text_line("shop A, Monday", "data")
+    'shop A, Monday'
+    >>> check_text_line("a\\nb", "data")
+    Traceback (most recent call last):
+    ...
+    ValueError: data must be one line of text, got 'a\\nb' (it holds the character U+000A)
+    """
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"{name} must be one line of text, got {type(text).__name__} {describe(text)}")
+    if len(text) > max_length:
+        raise ValueError(f"{name} must be one line of at most {max_length} characters, got {len(text)}")
+    bad = _bad_character(text, _LINE_BAD)
+    if bad is not None:
+        raise ValueError(f"{name} must be one line of text, got {describe(text)} (it holds the character "
+                         f"U+{ord(bad):04X})")
+    return text

@@ -7,7 +7,19 @@ per-user integer terms, so the total after any split into batches is the same in
 and the :class:`Estimate` after any split equals the estimate of all reports at once exactly
 (the contract test checks this for every registered family).  Its state saves to a small JSON
 file and resumes; batches of another configuration, or files whose provenance or domain differ,
-are refused, naming what differs.
+are refused, naming what differs, and so are reports already added: a file is known by its
+content (mechanism, provenance and reports, :attr:`~ldpkit.reportio.ReportFile.fingerprint`), so
+a copy re-encoded, with other line ends or another data line is the same file.
+
+A state file is input from outside too: :meth:`Aggregator.load` decodes every field by a schema
+with limits (the decoder of :mod:`ldpkit.reportio`), and any failure is a
+:class:`~ldpkit.reportio.ReportFileError` naming the file and the field.  Writers are serialised:
+:meth:`Aggregator.save` holds the state's advisory lock (:func:`state_lock`, the file
+``<state>.lock`` beside it) and compares the file with the one this aggregator loaded (or last
+saved), so two processes that load one state and both save it cannot both succeed: the second
+is refused (:class:`StateConflictError`) and nothing it holds is lost silently.  A process that
+holds :func:`state_lock` from loading to saving (as ``ldpkit estimate --state`` does) makes the
+other wait, and then add to what the first saved.
 
 An :class:`Estimate` holds the unbiased counts, the plug-in variance
 (:meth:`~ldpkit.base.FrequencyOracle.variance_estimate`), standard errors and normal-approximation
@@ -36,11 +48,16 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Optional
@@ -48,14 +65,150 @@ from typing import Any, Optional
 import numpy as np
 
 from . import __version__
-from ._validation import ArgumentTypeError
+from ._validation import MAX_USERS, ArgumentTypeError, check_domain_limit, check_text_line, max_header_bytes
 from .domain import Domain
-from .reportio import ReportFile, ReportFileError, decode_value, encode_value, build_mechanism, mechanism_config
+from .reportio import (
+    FieldError,
+    ReportFile,
+    ReportFileError,
+    atomic_write,
+    build_mechanism,
+    decode_json,
+    decode_provenance,
+    encode_value,
+    mechanism_config,
+    object_fields,
+    read_boundary,
+)
 
-__all__ = ["Aggregator", "Estimate"]
+__all__ = ["Aggregator", "Estimate", "StateConflictError", "state_lock"]
 
 _STATE_FORMAT = "ldpkit-aggregate"
-_STATE_VERSION = 1
+#: 2: files known by their content fingerprint; 1 (read too): by a digest of their bytes, kept and compared
+_STATE_VERSION = 2
+_STATE_REQUIRED = ("format", "version", "provenance", "n", "batches", "support")
+_STATE_OPTIONAL = ("written_by", "mechanism", "domain", "data", "files")
+#: a file's fingerprint in a state: the content digest (version 2) or a version-1 digest of its bytes
+_FILE_ID = re.compile(r"(?:reports-sha256:)?[0-9a-f]{64}", re.ASCII)
+
+
+class StateConflictError(ValueError):
+    """A state file that changed since this aggregator loaded or saved it (another writer), or exists unasked."""
+
+
+# ============================================================================ the state's lock
+class _HeldLock:
+    """This process's hold of one lock file: a re-entrant thread lock and the locked descriptor."""
+
+    def __init__(self) -> None:
+        self.thread_lock = threading.RLock()
+        self.fd: Optional[int] = None
+        self.depth = 0
+
+
+_LOCKS: dict[str, _HeldLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _os_lock(fd: int, wait: bool) -> bool:
+    """Take the advisory lock of an open file (``fcntl.flock``; ``msvcrt.locking`` on Windows); whether it was taken."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+        import time
+
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+                return True
+            except OSError:
+                if not wait:
+                    return False
+                time.sleep(0.1)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _os_unlock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def state_lock(path: str | os.PathLike[str], *, waiting: Optional[Callable[[], None]] = None) -> Iterator[None]:
+    """Hold the advisory lock of a state file for the block: other processes that ask for it wait.
+
+    The lock is the file ``<path>.lock`` beside the state (created if needed and left in place:
+    removing it would let two processes lock two different files).  It is advisory: it orders
+    the writers that take it (:meth:`Aggregator.save` does, and ``ldpkit estimate --state`` from
+    loading to saving); a writer that ignores it is caught by the comparison
+    :meth:`Aggregator.save` makes.  Re-entrant within a process.  ``waiting`` is called once when
+    another process holds the lock, before waiting for it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from ldpkit.aggregation import state_lock
+    >>> state = os.path.join(tempfile.mkdtemp(), "state.json")
+    >>> with state_lock(state):
+    ...     with state_lock(state):   # re-entrant
+    ...         os.path.exists(state + ".lock")
+    True
+    """
+    lock_path = os.fspath(path) + ".lock"
+    key = os.path.realpath(lock_path)
+    with _LOCKS_GUARD:
+        held = _LOCKS.setdefault(key, _HeldLock())
+    with held.thread_lock:
+        if held.depth == 0:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                if not _os_lock(fd, wait=False):
+                    if waiting is not None:
+                        waiting()
+                    _os_lock(fd, wait=True)
+            except BaseException:
+                os.close(fd)
+                raise
+            held.fd = fd
+        held.depth += 1
+        try:
+            yield
+        finally:
+            held.depth -= 1
+            if held.depth == 0 and held.fd is not None:
+                try:
+                    _os_unlock(held.fd)
+                finally:
+                    os.close(held.fd)
+                    held.fd = None
+
+
+def _digest_of(path: str) -> Optional[str]:
+    """The sha256 of a file's bytes (``None`` when there is no file)."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every control, format and line-break character escaped: one line that says what it holds."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _check_level(level: Any) -> float:
@@ -158,13 +311,15 @@ class Estimate:
 
         Floats are written with ten significant digits, a NaN as an empty field and a label that
         holds a comma or a quote in double quotes: the bytes ``to_frame(level).to_csv(fh,
-        index=False, float_format="%.10g")`` writes, without importing pandas.
+        index=False, float_format="%.10g")`` writes, without importing pandas.  A data description
+        that holds a line break or another control character is written with it escaped (one
+        comment line each), and the file is written through a temporary file renamed over ``path``.
         """
-        lines = [f"# ldpkit {__version__} estimate: {self.mechanism}, n={self.n}, "
+        lines = [f"# ldpkit {__version__} estimate: {_one_line(self.mechanism)}, n={self.n}, "
                  f"{_check_level(level):.6g} normal intervals from the plug-in variance"]
-        lines += [f"# data: {d}" for d in self.data] or ["# data: not described"]
+        lines += [f"# data: {_one_line(d)}" for d in self.data] or ["# data: not described"]
         names, rows = self._rows(level, "%.10g", "")  # NaN as pandas writes it
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        with atomic_write(path) as fh:
             fh.write("\n".join(lines) + "\n")
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(names)
@@ -234,6 +389,11 @@ class Aggregator:
         self.data: list[str] = []
         #: fingerprints of the report files added (:attr:`ldpkit.reportio.ReportFile.fingerprint`)
         self.files: list[str] = []
+        #: the sha256 of each state file this aggregator loaded or saved, by its real path (what save compares)
+        self._states: dict[str, str] = {}
+        #: what this aggregator holds besides files: its own id, those of the aggregators merged into it and the
+        #: digests of the states it was loaded from (merging the same one twice is refused)
+        self._parts: set[str] = {uuid.uuid4().hex}
 
     def __repr__(self) -> str:
         return f"Aggregator({self.mechanism.provenance.describe()}, n={self.n}, batches={self.batches})"
@@ -276,7 +436,8 @@ class Aggregator:
 
         The file's mechanism must equal this aggregator's and its domain (when both have one)
         must be the same; a truncated or corrupted file is refused with its name, and so is a
-        file whose reports were added before (the same fingerprint, also across a saved and
+        file whose reports were added before (the same content fingerprint: the same reports of
+        the same mechanism, in any encoding and with any data line; also across a saved and
         resumed state).  Nothing is added from a file that fails part-way (its blocks are summed
         aside first).
         """
@@ -308,9 +469,10 @@ class Aggregator:
         finally:
             if progress:
                 bar.close()
-        if f.fingerprint in self.files:
-            raise ReportFileError(f"{f.path}: these reports are already in the aggregate (the same file, or a copy, "
-                                  "was added before)")
+        if f.fingerprint in self.files or (f.legacy_fingerprint is not None and f.legacy_fingerprint in self.files):
+            raise ReportFileError(f"{f.path}: these reports are already in the aggregate (the same reports of the same "
+                                  "mechanism were added before, from this file or a copy of it, whatever its encoding "
+                                  "or data line)")
         if total is not None:
             self._accumulate(total, n)
         if f.fingerprint is not None:
@@ -326,9 +488,18 @@ class Aggregator:
         return self
 
     def merge(self, other: Aggregator) -> Aggregator:
-        """Add another aggregator's totals (same mechanism and domain); returns ``self``."""
+        """Add another aggregator's totals (same mechanism and domain); returns ``self``.
+
+        Refused when the two share anything: the aggregator itself, a report file, an aggregator
+        merged into both, or a state file both were loaded from (its totals would count twice).
+        """
         if not isinstance(other, Aggregator):
             raise ArgumentTypeError(f"can only merge an Aggregator, got {type(other).__name__}")
+        if other is self:
+            raise ValueError("cannot merge an aggregator with itself: its reports would count twice")
+        if self._parts & other._parts:
+            raise ValueError("cannot merge: the two aggregators hold the same part (one was merged into the other "
+                             "before, or both were loaded from the same state): its reports would count twice")
         if other.mechanism.provenance != self.mechanism.provenance:
             diff = "; ".join(other.mechanism.provenance.differences(self.mechanism.provenance))
             raise ValueError(f"cannot merge aggregates of {other.mechanism.provenance.describe()} into "
@@ -344,6 +515,7 @@ class Aggregator:
         self.domain = self.domain or other.domain
         self.data += [d for d in other.data if d not in self.data]
         self.files += other.files
+        self._parts |= other._parts
         return self
 
     def estimate(self) -> Estimate:
@@ -357,8 +529,7 @@ class Aggregator:
                         mech.provenance.describe(), tuple(self.data))
 
     # ---------------------------------------------------------------- state
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the state (mechanism, domain, totals) as JSON; :meth:`load` resumes from it."""
+    def _state_json(self) -> str:
         state = {
             "format": _STATE_FORMAT, "version": _STATE_VERSION, "written_by": f"ldpkit {__version__}",
             "mechanism": _config_or_none(self.mechanism), "provenance": encode_value(self.mechanism.provenance),
@@ -366,41 +537,130 @@ class Aggregator:
             "n": self.n, "batches": self.batches, "data": self.data, "files": self.files,
             "support": None if self.support is None else [int(v) for v in self.support],
         }
-        tmp = os.fspath(path) + ".partial"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(state, fh, allow_nan=False)
-        os.replace(tmp, path)
+        return json.dumps(state, allow_nan=False)
+
+    def save(self, path: str | os.PathLike[str], *, replace: bool = False) -> None:
+        """Write the state (mechanism, domain, totals) as JSON; :meth:`load` resumes from it.
+
+        Holding the state's lock (:func:`state_lock`), the file is compared with the one this
+        aggregator loaded from ``path`` or last saved there: if another writer changed it since,
+        nothing is written and :class:`StateConflictError` says so (load it again and add to it).
+        A state file this aggregator neither loaded nor saved is replaced only with
+        ``replace=True``.  The file is written through a temporary file of its own in the same
+        folder and renamed over ``path``.
+
+        Raises
+        ------
+        StateConflictError
+            The file changed since this aggregator loaded or saved it, or exists and ``replace``
+            is false.
+        """
+        p = os.fspath(path)
+        text = self._state_json().encode()
+        real = os.path.realpath(p)
+        with state_lock(p):
+            current = _digest_of(p)
+            known = self._states.get(real)
+            if known is not None and current != known:
+                raise StateConflictError(
+                    f"{p}: the state {'changed' if current else 'was removed'} since this aggregator loaded or saved "
+                    "it (another process wrote it); nothing was written: load the state again and add to it")
+            if known is None and current is not None and not replace:
+                raise StateConflictError(
+                    f"{p}: a state file exists that this aggregator did not load: load it (Aggregator.load) to add "
+                    "to it, or pass replace=True to overwrite it")
+            with atomic_write(p, binary=True) as fh:
+                fh.write(text)
+            self._states[real] = hashlib.sha256(text).hexdigest()
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], mechanism: Any = None) -> Aggregator:
-        """Resume from :meth:`save` (the stored mechanism is rebuilt unless one is given; provenance checked)."""
+        """Resume from :meth:`save` (the stored mechanism is rebuilt unless one is given; provenance checked).
+
+        Every field is decoded by its schema and limits (a JSON object of at most
+        ``LDPKIT_MAX_HEADER_BYTES`` bytes; known fields only; ``n`` and ``batches``
+        whole numbers up to 2**53; the support an integer vector the mechanism accepts; one-line
+        data descriptions; file fingerprints); states of version 1 are read too.
+
+        Raises
+        ------
+        ReportFileError
+            Naming the file and the field that fails.
+        """
         p = os.fspath(path)
-        try:
-            with open(p, encoding="utf-8") as fh:
-                state = json.load(fh)
-        except ValueError as exc:
-            raise ReportFileError(f"{p}: not a readable aggregator state ({exc})") from exc
-        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
-            raise ReportFileError(f"{p}: not an ldpkit aggregator state")
-        if int(state.get("version", 0)) > _STATE_VERSION:
-            raise ReportFileError(f"{p}: state version {state.get('version')} is newer than this ldpkit reads")
-        try:
-            want = decode_value(state["provenance"])
-            if mechanism is None:
-                if state.get("mechanism") is None:
-                    raise ValueError("the state does not store its mechanism; pass mechanism=")
-                mechanism = build_mechanism(state["mechanism"])
-            elif mechanism.provenance != want:
-                raise ValueError(f"the state aggregates {want.describe()}, not {mechanism.provenance.describe()}")
-            agg = cls(mechanism, domain=None if state.get("domain") is None else Domain.from_json(state["domain"]))
-            if state.get("support") is not None:
-                agg.support = np.array(state["support"], dtype=np.int64)
-            agg.n, agg.batches, agg.data = int(state["n"]), int(state["batches"]), list(state.get("data") or [])
-            agg.files = [str(f) for f in state.get("files") or []]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ReportFileError(f"{p}: {exc}") from exc
-        if agg.n < 0 or (agg.support is None) != (agg.n == 0):
-            raise ReportFileError(f"{p}: inconsistent state (n={agg.n})")
+        with read_boundary(p):
+            limit = max_header_bytes()
+            with open(p, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                raw = fh.read(min(size, limit) + 1)  # the size first: a read of the limit would allocate it
+            if len(raw) > limit:
+                raise ReportFileError(f"{p}: more than {limit:,} bytes (LDPKIT_MAX_HEADER_BYTES): not an aggregator "
+                                      "state this ldpkit reads")
+            try:
+                state = decode_json(raw, "state")
+            except FieldError as exc:
+                raise ReportFileError(f"{p}: not a readable aggregator state ({exc})") from None
+            if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+                raise ReportFileError(f"{p}: not an ldpkit aggregator state")
+            version = state.get("version")
+            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+                raise ReportFileError(f"{p}: state: version {version!r} does not exist")
+            if version > _STATE_VERSION:
+                raise ReportFileError(f"{p}: state version {version} is newer than this ldpkit reads "
+                                      f"({_STATE_VERSION}); upgrade ldpkit")
+            object_fields(state, _STATE_REQUIRED, _STATE_OPTIONAL, "state")
+            agg = cls._from_state(state, mechanism)
+            agg._states[os.path.realpath(p)] = hashlib.sha256(raw).hexdigest()
+            agg._parts.add("state:" + hashlib.sha256(raw).hexdigest())
+        return agg
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], mechanism: Any) -> Aggregator:
+        want = decode_provenance(state["provenance"], "state.provenance")
+        if mechanism is None:
+            if state.get("mechanism") is None:
+                raise ValueError("the state does not store its mechanism; pass mechanism=")
+            mechanism = build_mechanism(state["mechanism"], field="state.mechanism")
+        elif mechanism.provenance != want:
+            raise ValueError(f"the state aggregates {want.describe()}, not {mechanism.provenance.describe()}")
+        if mechanism.provenance != want:
+            raise FieldError("state.provenance", f"{want.describe()} is not the stored mechanism's "
+                                                 f"{mechanism.provenance.describe()}")
+        domain = None
+        if state.get("domain") is not None:
+            labels = object_fields(state["domain"], ("labels",), (), "state.domain")["labels"]
+            if not isinstance(labels, list):
+                raise FieldError("state.domain.labels", "must be a list of labels")
+            check_domain_limit(len(labels), "state.domain")
+            domain = Domain.from_json(state["domain"])
+        n, batches = state["n"], state["batches"]
+        for name, value in (("n", n), ("batches", batches)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_USERS:
+                raise FieldError(f"state.{name}", f"must be a whole number in [0, 2**53], got {value!r}")
+        data = state.get("data") or []
+        if not isinstance(data, list):
+            raise FieldError("state.data", "must be a list of one-line descriptions")
+        data = [check_text_line(d, f"state.data[{i}]") for i, d in enumerate(data)]
+        files = state.get("files") or []
+        if not isinstance(files, list) or not all(isinstance(f, str) and _FILE_ID.fullmatch(f) for f in files):
+            raise FieldError("state.files", "must be a list of report-file fingerprints")
+        if len(set(files)) != len(files):
+            raise FieldError("state.files", "names one report file twice")
+        support = state["support"]
+        if support is not None and (not isinstance(support, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in support)):
+            raise FieldError("state.support", "must be a list of integers")
+        if (support is None) != (n == 0):
+            raise ValueError(f"inconsistent state (n={n})")
+        agg = cls(mechanism, domain=domain)
+        if support is not None:
+            arr = np.array(support, dtype=np.int64)
+            try:
+                mechanism.estimate_from_support(arr, n)  # the aggregate's shape and range for this mechanism
+            except ValueError as exc:
+                raise FieldError("state.support", " ".join(str(exc).split())) from None
+            agg.support = arr
+        agg.n, agg.batches, agg.data, agg.files = n, batches, data, list(files)
         return agg
 
 

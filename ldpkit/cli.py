@@ -82,11 +82,19 @@ line (:func:`~ldpkit.domain.read_labels`).
 ``estimate`` adds report files to an :class:`~ldpkit.aggregation.Aggregator` (resumed from and
 saved to ``--state``) and writes the estimate with standard errors and intervals
 (:meth:`~ldpkit.aggregation.Estimate.to_csv`); files of another configuration are refused, naming
-the file and what differs.  ``account`` prints
+the file and what differs, and so are reports already counted (the same reports of the same
+mechanism, in any encoding, from any file).  It holds the advisory lock of the ``--state`` file
+(:func:`ldpkit.aggregation.state_lock`, the file ``STATE.lock``) from loading the state to saving
+it: a second ``estimate`` on the same state says so on stderr and waits, then adds its files to
+what the first saved.  ``account`` prints
 the privacy profile (:func:`ldpkit.accountant.privacy_profile`) of the mechanism of a report file
 or of one named on the command line, and its declared guarantees.  Every refused input (a bad
-flag combination, a missing, truncated or mismatched file, an unknown label) is one line on
-stderr with exit status 2, checked before any work where possible.
+flag combination, a missing, truncated, corrupted or mismatched file, an unknown label, a domain
+above ``LDPKIT_MAX_DOMAIN``) is one line on stderr with exit status 2, checked before any work
+where possible; any other error of these three commands is one line too, with exit status 1
+(``--debug`` shows its traceback).  An output file is never one of the command's inputs (compared
+as files on disk, links included), is written under a temporary name of its own in the same
+folder and renamed when complete, and only that temporary file is ever deleted after a failure.
 
 Data are loaded by one policy (:mod:`ldpkit.datasets.loaders`): a valid local real file, else a
 download where allowed, else the labelled stand-in.  Everything is checked before any work: an
@@ -372,7 +380,8 @@ def _collection_parsers(sub: Any) -> None:
                      help="confidence level of the normal intervals, in (0, 1) (default: 0.95)")
     est.add_argument("--state", metavar="JSON", default=None,
                      help="the aggregator's state: resumed from this file if it exists, saved to it afterwards "
-                     "(a file whose reports are already in the state is refused)")
+                     "(reports already in the state are refused); its lock, the file JSON.lock, is held meanwhile: "
+                     "another estimate on the same state waits for it")
     est.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                      help="show the traceback of an error instead of its one-line message")
     acc = sub.add_parser(
@@ -664,6 +673,16 @@ def _refused(debug: bool, where: str = "") -> Iterator[None]:
         raise _UsageError(f"{where}: {text}" if where else text) from None
 
 
+def _affordable(d: int, what: str) -> None:
+    """Refuse a domain above the domain limit (``LDPKIT_MAX_DOMAIN``) before it is built."""
+    from ._validation import check_domain_limit
+
+    try:
+        check_domain_limit(d, what)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+
+
 def _shown(labels: Sequence[str], limit: int = 5) -> str:
     """Labels as a short list for a message."""
     more = f" and {len(labels) - limit} more" if len(labels) > limit else ""
@@ -687,6 +706,26 @@ def _writable(path: str, flag: str) -> str:
     if not parent.is_dir():
         raise _UsageError(f"{flag} {path}: the directory {str(parent)!r} does not exist")
     return path
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: the same file on disk (hard and symbolic links too), or one resolved path."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _not_an_input(path: str, flag: str, inputs: Sequence[tuple[str, Optional[str]]]) -> None:
+    """Refuse an output that is one of the command's inputs: ``(what it is, path)`` pairs (``None`` paths skipped),
+    compared as files on disk (hard and symbolic links included)."""
+    for what, given in inputs:
+        if given is not None and Path(given).is_file() and _same_file(path, given):
+            same = "" if given == path else f" ({given})"
+            raise _UsageError(f"{flag} {path}: it is {what}{same}; an output never replaces one of the command's "
+                              "inputs")
 
 
 def _new_file(path: str, flag: str, force: bool) -> str:
@@ -1116,13 +1155,15 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.column not in columns:
             raise _missing_column(args.column, columns, path, delimiter)
     _writable(args.output, "--output")
-    if Path(args.output).resolve() == Path(path).resolve():
-        raise _UsageError("--output must not be the --input file")
+    read = ("domain", "budgets", "sensitive", "prior", "matrix")
+    _not_an_input(args.output, "--output",
+                  [("the --input file", path), *((f"the --{flag} file", getattr(args, flag, None)) for flag in read)])
     _new_file(args.output, "--output", args.force)
     given_domain = None if args.domain is None else _read_domain(args.domain, args.debug)
     data = _family_data(args)
     mech = contract = None
     if given_domain is not None:  # the domain is known: the mechanism or the promise is checked now
+        _affordable(len(given_domain), f"--domain {args.domain}")
         if family is not None:
             mech = _stored(_member(family, args, given_domain, data), args)
         else:
@@ -1147,6 +1188,7 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                               "a numeric or identifier column rather than items; pass --domain FILE with the "
                               "collection's labels, or --allow-many-labels to use every distinct value as a label")
         # the same domain as from the raw values: same counts, same first-seen order
+        _affordable(len(counts), f"--input {path} ({column}): its distinct labels")
         with _refused(args.debug, f"--input {path} ({column})"):
             domain = Domain.from_values(Counter(counts).elements(), order="frequency")
         err.write(f"ldpkit perturb: no --domain: the domain is the {len(domain)} distinct labels of the data, most "
@@ -1182,32 +1224,51 @@ def _cmd_perturb(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import os
-
-    from .aggregation import Aggregator
-    from .reportio import BLOCK_REPORTS, open_reports
+    from .aggregation import state_lock
 
     if not 0.0 < args.level < 1.0:
         raise _UsageError(f"--level must be a confidence level in (0, 1), got {args.level:g}")
     for path in args.files:
         _existing_file(path, "report file")
-    seen: dict[str, str] = {}
+    import os
+
+    seen: dict[tuple[int, int], str] = {}
     for path in args.files:
-        real = os.path.realpath(path)
-        if real in seen:
-            also = "" if seen[real] == path else f" (as {seen[real]!r} too)"
+        on_disk = os.stat(path)  # one file on disk, however it is named (links included)
+        key = (on_disk.st_dev, on_disk.st_ino)
+        if key in seen:
+            also = "" if seen[key] == path else f" (as {seen[key]!r} too)"
             raise _UsageError(f"{path}: given twice{also}: its reports would be counted twice")
-        seen[real] = path
+        seen[key] = path
     if args.force and args.output is None:
         raise _UsageError("--force applies with --output only (the --state file is always updated in place)")
+    inputs = [("one of the report files read", path) for path in args.files]
+    if args.state is not None:
+        _not_an_input(args.state, "--state", inputs)
     if args.output is not None:
-        if os.path.realpath(args.output) in seen:
-            raise _UsageError(f"--output {args.output}: it is one of the report files read")
-        if args.state is not None and os.path.realpath(args.output) == os.path.realpath(args.state):
+        _not_an_input(args.output, "--output", inputs)
+        if args.state is not None and _same_file(args.output, args.state):
             raise _UsageError(f"--output {args.output}: it is the --state file")
         _new_file(args.output, "--output", args.force)
-    if args.state is not None:
-        _writable(args.state, "--state")
+    with contextlib.ExitStack() as held:
+        if args.state is not None:
+            _writable(args.state, "--state")
+
+            def waiting() -> None:
+                err.write(f"ldpkit estimate: --state {args.state}: another process holds its lock; waiting for it\n")
+                err.flush()
+
+            with _refused(args.debug, f"--state {args.state}"):
+                held.enter_context(state_lock(args.state, waiting=waiting))
+        status = _estimate_locked(args, out, err)
+    return status
+
+
+def _estimate_locked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``estimate`` once the state's lock is held: load, add every file, write the estimate, save the state."""
+    from .aggregation import Aggregator
+    from .reportio import BLOCK_REPORTS, open_reports
+
     # every file opened first (header and end record: a truncated file is refused), then checked against the
     # aggregator's mechanism (a file of another configuration is refused, naming it and what differs)
     agg = None
@@ -1281,6 +1342,7 @@ def _cmd_account(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if domain is None:
             if args.d < 2:
                 raise _UsageError(f"--d must be at least 2, got {args.d}")
+            _affordable(args.d, f"--d {args.d}")
             domain = Domain.integers(args.d)
         mech, source = _member(family, args, domain, _family_data(args)), ""
     with _refused(args.debug, "privacy profile"):
@@ -1302,6 +1364,31 @@ def _cmd_account(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             holds = g.check(mech).satisfied
         out.write(f"  {g!r}: {'holds' if holds else 'DOES NOT HOLD'}\n")
     return 0
+
+
+#: the commands of a collection on one's own data: every error they meet is one line (``--debug``: the traceback)
+_COLLECTION = ("perturb", "estimate", "account")
+
+
+def _collection_command(args: argparse.Namespace) -> int:
+    """Run ``perturb``, ``estimate`` or ``account``: an error no check foresaw is one line too, with exit status 1."""
+    command = {"perturb": _cmd_perturb, "estimate": _cmd_estimate, "account": _cmd_account}[args.command]
+    try:
+        return command(args, sys.stdout, sys.stderr)
+    except (_UsageError, _Failure):
+        raise
+    except MemoryError:  # pragma: no cover - a limit was set too high for this machine
+        if getattr(args, "debug", False):
+            raise
+        raise _Failure("out of memory (lower LDPKIT_MAX_DOMAIN or LDPKIT_MAX_HEADER_BYTES, or free memory)") from None
+    except Exception as exc:  # the command line's boundary: a traceback only with --debug
+        if getattr(args, "debug", False):
+            raise
+        text = " ".join(str(exc).split())
+        if isinstance(exc, (ValueError, OSError)):
+            raise _UsageError(text or type(exc).__name__) from None
+        raise _Failure(f"unexpected {type(exc).__name__}{': ' + text if text else ''} (run again with --debug for "
+                       "the traceback, and please report it)") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1327,12 +1414,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_reproduce(args, sys.stdout, sys.stderr)
         if args.command == "check":
             return _cmd_check(args, sys.stdout, sys.stderr)
-        if args.command == "perturb":
-            return _cmd_perturb(args, sys.stdout, sys.stderr)
-        if args.command == "estimate":
-            return _cmd_estimate(args, sys.stdout, sys.stderr)
-        if args.command == "account":
-            return _cmd_account(args, sys.stdout, sys.stderr)
+        if args.command in _COLLECTION:
+            return _collection_command(args)
         with _as_failures(args.debug):
             return _cmd_datasets(sys.stdout)
     except _UsageError as exc:

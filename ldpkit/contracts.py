@@ -148,12 +148,30 @@ class Contract:
         return None if pairwise is None else np.asarray(pairwise(self.d, self.guarantee.params), dtype=float)
 
     # ------------------------------------------------------------------ a mechanism against it
+    def _same_domain(self, mech: Any) -> None:
+        """Refuse a mechanism or channel over another number of items than the promise's ``d``."""
+        n = _inputs_of(mech)
+        if n is not None and n != self.d:
+            raise ValueError(f"the promise {self.name} is stated for d={self.d} items, the mechanism "
+                             f"{describe(mech)} has {n}: compare a mechanism with a promise on its own domain")
+
     def check(self, mech: Any) -> CheckResult:
-        """The accountant's typed check of the promise against a mechanism or channel."""
+        """The accountant's typed check of the promise against a mechanism or channel (over ``d`` items).
+
+        Raises
+        ------
+        ValueError
+            A mechanism or channel whose number of items (inputs) is not the promise's ``d``.
+        """
+        self._same_domain(mech)
         return self.guarantee.check(mech)
 
     def satisfied(self, mech: Any) -> bool:
-        """Whether the mechanism keeps the promise (exactly, up to the accountant's relative tolerance)."""
+        """Whether the mechanism keeps the promise (exactly, up to the accountant's relative tolerance).
+
+        A mechanism over another number of items than ``d`` is refused (``ValueError``), not
+        compared: a promise on 4 items says nothing of a mechanism on 100.
+        """
         return bool(self.check(mech).satisfied)
 
     def scale(self, mech: Any) -> float:
@@ -165,6 +183,7 @@ class Contract:
         per-item and pairwise notions, the notion's own scale.  An ID-LDP promise with a
         callable pair rule has no scale (the rule need not be homogeneous): ``ValueError``.
         """
+        self._same_domain(mech)
         notion = self.notion
         p = self.guarantee.params
         context = {k: v for k, v in p.items() if k in notion.tightest_needs + notion.optional}
@@ -176,6 +195,17 @@ class Contract:
 
     def __repr__(self) -> str:
         return f"Contract({self.name}: {self.guarantee!r}, d={self.d})"
+
+
+def _inputs_of(mech: Any) -> Optional[int]:
+    """The number of items of a mechanism (its ``d``), a channel (``n_inputs``) or a matrix (rows); else None."""
+    for attr in ("d", "n_inputs"):
+        value = getattr(mech, attr, None)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return int(value)
+    if isinstance(mech, np.ndarray) and mech.ndim == 2:
+        return int(mech.shape[0])
+    return None
 
 
 # ---------------------------------------------------------------------------- any notion
@@ -191,7 +221,7 @@ def promise(notion: str | Notion[Any], d: int, *, name: Optional[str] = None, **
     notion
         A registered notion's id (``"fldp"``) or the :class:`~ldpkit.accountant.Notion` itself.
     d
-        Domain size.
+        Domain size, at least 2 (a promise on one item protects nothing).
     name
         The contract's name in tables (default: the notion's display name, followed in
         parentheses by its own parameters that are words other than their defaults, as
@@ -226,11 +256,18 @@ def promise(notion: str | Notion[Any], d: int, *, name: Optional[str] = None, **
     if unknown:
         raise ValueError(f"{spec.name} takes {', '.join(allowed)}; got {', '.join(unknown)}")
     values = spec.parameters(d, params)
+    _two_items(spec, d)
     missing = [p for p in spec.required if p not in values]
     if missing:
         raise ValueError(f"{spec.name} needs {', '.join(missing)}")
     values = {p: values[p] for p in allowed if p in values}  # in the order the notion declares them
     return Contract(name or _title(spec, values), Guarantee(spec.name, **values), d)
+
+
+def _two_items(notion: Notion[Any], d: int) -> None:
+    """A promise on fewer than two items protects nothing (there is no other input to hide among)."""
+    if d < 2:
+        raise ValueError(f"a {notion.display} promise needs at least 2 items, got d={d}")
 
 
 def _title(notion: Notion[Any], params: Mapping[str, Any]) -> str:
@@ -372,6 +409,7 @@ def parse(
         raise ValueError(f"{notion.name}: the domain size d is needed (no data gives it)")
     d = check_positive_int(d, "d")
     values = notion.parameters(d, params)
+    _two_items(notion, d)
     missing = [p for p in notion.required if p not in values]
     if missing:
         said = [f"{p} ({hint(p)})" if p in SHARED_PARAMETERS else f"{p}, as in {notion.name}:{p}=VALUE"

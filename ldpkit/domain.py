@@ -7,6 +7,12 @@ decodes estimates back to labels, and is saved with the reports and the aggregat
 an estimate never loses the meaning of its rows.  A label outside the domain is refused by
 name: silently dropping or remapping it would bias every estimate.
 
+Labels are text that travels (files, tables, other people's spreadsheets), so a label is checked
+and normalised once, here (``ldpkit._validation.check_label``): it is stored in Unicode normal
+form NFC, so that the two spellings of ``"é"`` (one code point, or ``e`` and a combining accent)
+are one label, and it holds no control, zero-width or line-break character and no whitespace at
+either end.  :meth:`Domain.encode` reads labels in either spelling.
+
 Derived and used in the tutorial chapter (:ref:`sec-tutorial-domain`).
 
 Examples
@@ -38,6 +44,7 @@ import csv
 import math
 import numbers
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -45,7 +52,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import ArgumentTypeError, check_items
+from ._validation import ArgumentTypeError, check_domain_limit, check_domain_size, check_items, check_label
 
 __all__ = ["Domain", "read_labels", "read_matrix", "read_values"]
 
@@ -59,15 +66,27 @@ class Domain:
     Parameters
     ----------
     labels
-        The labels, in item order.  Each must be a non-empty string without line breaks
-        (a report file stores them one per line of its header).
+        The labels, in item order.  Each is a non-empty string without control, zero-width or
+        line-break characters and without whitespace at either end; it is stored in Unicode
+        normal form NFC (``ldpkit._validation.check_label``).
 
     Raises
     ------
     ValueError
-        Fewer than two labels, a repeated label, or an empty one.
+        Fewer than two labels, a repeated label (two spellings of one text included), an empty
+        one, or one with a character or whitespace a label may not hold (named).
     ArgumentTypeError
         A label that is not a string.
+
+    Examples
+    --------
+    >>> from ldpkit.domain import Domain
+    >>> Domain(["caf\u00e9", "tea"]).encode(["cafe\u0301"]).tolist()   # the other spelling of the same label
+    [0]
+    >>> Domain(["caf\u00e9", "cafe\u0301"])
+    Traceback (most recent call last):
+    ...
+    ValueError: labels 0 and 1 are one label, 'café', spelled two ways (Unicode NFC and NFD)
     """
 
     __slots__ = ("_index", "labels")
@@ -78,18 +97,18 @@ class Domain:
     def __init__(self, labels: Iterable[str]) -> None:
         if isinstance(labels, (str, bytes)):
             raise ArgumentTypeError(f"labels must be a sequence of strings, not one string {labels!r}")
-        labs = tuple(labels)
-        for pos, lab in enumerate(labs):
-            if not isinstance(lab, str):
-                raise ArgumentTypeError(f"label {pos} must be a string, got {type(lab).__name__} {lab!r}")
-            if not lab or "\n" in lab or "\r" in lab:
-                raise ValueError(f"label {pos} must be a non-empty string without line breaks, got {lab!r}")
+        given = tuple(labels)
+        labs = tuple(check_label(lab, f"label {pos}") for pos, lab in enumerate(given))
         if len(labs) < 2:
             raise ValueError(f"a domain needs at least 2 labels, got {len(labs)}")
         index: dict[str, int] = {}
         for pos, lab in enumerate(labs):
             if lab in index:
-                raise ValueError(f"label {lab!r} appears twice (items {index[lab]} and {pos})")
+                first = index[lab]
+                if given[first] != given[pos]:
+                    raise ValueError(f"labels {first} and {pos} are one label, {lab!r}, spelled two ways (Unicode NFC "
+                                     "and NFD)")
+                raise ValueError(f"label {lab!r} appears twice (items {first} and {pos})")
             index[lab] = pos
         object.__setattr__(self, "labels", labs)
         object.__setattr__(self, "_index", index)
@@ -107,7 +126,13 @@ class Domain:
         """
         if order not in ("sorted", "frequency", "first"):
             raise ValueError(f"order must be 'sorted', 'frequency' or 'first', got {order!r}")
-        counts = Counter(str(v) for v in values)
+
+        def text(pos: int, v: Any) -> str:
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                raise ValueError(f"value {pos} is {v!r}, a missing value, not a label")
+            return v if isinstance(v, str) else str(v)
+
+        counts = Counter(text(pos, v) for pos, v in enumerate(values))
         labs = list(counts)  # first-seen order (Counter keeps insertion order)
         if order == "sorted":
             labs.sort()
@@ -124,7 +149,9 @@ class Domain:
         return len(self.labels)
 
     def __contains__(self, label: object) -> bool:
-        return label in self._index
+        if label in self._index:
+            return True
+        return isinstance(label, str) and not label.isascii() and unicodedata.normalize("NFC", label) in self._index
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Domain):
@@ -156,6 +183,8 @@ class Domain:
         for pos, lab in enumerate(values):
             key = lab if isinstance(lab, str) else str(lab)
             got = index.get(key)
+            if got is None and not key.isascii():  # the other Unicode spelling of a label
+                got = index.get(unicodedata.normalize("NFC", key))
             if got is None:
                 unknown[key] += 1
                 out[pos] = -1
@@ -270,15 +299,22 @@ class Domain:
 
     @classmethod
     def from_json(cls, data: Any) -> Domain:
-        """Inverse of :meth:`to_json` (validated)."""
+        """Inverse of :meth:`to_json` (validated; at most ``LDPKIT_MAX_DOMAIN`` labels)."""
         if not isinstance(data, dict) or not isinstance(data.get("labels"), list):
             raise ValueError(f"a stored domain must be an object with a 'labels' list, got {type(data).__name__}")
+        check_domain_limit(len(data["labels"]), "a stored domain")
         return cls(data["labels"])
 
     @classmethod
     def integers(cls, d: int) -> Domain:
-        """The domain whose labels are ``"0" .. "d-1"`` (for data that are already indices)."""
-        return cls(str(i) for i in range(int(d)))
+        """The domain whose labels are ``"0" .. "d-1"`` (for data that are already indices).
+
+        ``d`` is an integer from 2 to the domain limit (``LDPKIT_MAX_DOMAIN``):
+        a float, a string or a size that could not be afforded is refused before any label is made.
+        """
+        d = check_domain_size(d, "d")
+        check_domain_limit(d, "Domain.integers")
+        return cls(str(i) for i in range(d))
 
 
 # ---------------------------------------------------------------------------- per-label data from files

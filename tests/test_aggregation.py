@@ -192,8 +192,10 @@ def test_save_load_refusals(tmp_path: Path) -> None:
     bad.write_text(json.dumps(broken))
     with pytest.raises(ReportFileError, match="epsilon"):
         Aggregator.load(bad)
-    # an empty aggregator saves and resumes too
-    Aggregator(grr).save(state)
+    # an empty aggregator saves and resumes too (over a state it did not load: only when asked)
+    with pytest.raises(ValueError, match="a state file exists that this aggregator did not load"):
+        Aggregator(grr).save(state)
+    Aggregator(grr).save(state, replace=True)
     assert Aggregator.load(state).n == 0
 
 

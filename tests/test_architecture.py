@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "_rng": {"_validation"},
     "_validation": set(),
     "_sampling": set(),
-    "_solvers": set(),
+    "_solvers": {"_validation"},
     "_registry": set(),
     "_buildinfo": set(),
     "channels": {"_rng", "_validation"},

@@ -112,7 +112,7 @@ def _layout(raw: bytes, width: int = 1) -> dict[str, Any]:
     hlen = struct.unpack("<I", raw[12:16])[0]
     pos = 16 + hlen + 4
     blocks = []
-    while raw[pos:pos + 4] == b"BLK1":
+    while raw[pos:pos + 4] in (b"BLK1", b"BLK2"):
         mlen = struct.unpack("<I", raw[pos + 4:pos + 8])[0]
         meta = json.loads(raw[pos + 8:pos + 8 + mlen])
         crc_at = pos + 8 + mlen
@@ -376,7 +376,8 @@ def test_block_and_end_record_faults(small_binary: tuple[bytes, Any, Any], tmp_p
              "end record belongs to another header")
     # a block tag damaged
     b1 = lay["blocks"][1]["start"]
-    _refused(_write(path, raw[:b1] + b"BLK2" + raw[b1 + 4:]), "block 1 does not start with a block tag")
+    _refused(_write(path, raw[:b1] + b"BLK3" + raw[b1 + 4:]), "block 1 does not start with a block tag")
+    _refused(_write(path, raw[:b1] + b"BLK1" + raw[b1 + 4:]), "block 1 does not start with a block tag")  # version 1's
     # a block record naming a wider column type (its length field adjusted): the bytes no longer check
     a, b = lay["blocks"][0]["meta"]
     meta = raw[a:b].replace(b'"|u1"', b'"<u2"')
@@ -488,14 +489,14 @@ def test_csv_value_and_structure_faults(small_csv: tuple[str, Any], tmp_path: Pa
     _refused(with_lines(lines[:1] + ["item"] + lines[2:]), r"line 2 names the columns 'item', expected 'report'")
     _refused(with_lines(lines[:-1]), "truncated: its last line is not the end record")
     _refused(with_lines(lines[:5] + lines[6:]), "11 reports read, the end record says 12")
-    _refused(with_lines(lines[:5] + ['# end {"n": 12}'] + lines[5:]), "reports read, the end record says 12")
+    _refused(with_lines(lines[:5] + ['# end {"n": 12}'] + lines[5:]), "more lines after the end record on line 6")
     _refused(with_lines(lines[:-1] + ['# end {"m": 12}']), "corrupted end record")
     _refused(with_lines(["# ldpkit-reports {not json"] + lines[1:]), "corrupted header line")
     _refused(with_lines(["report"] + lines[1:]), "not an ldpkit reports CSV")
     newer = _rewrite_csv_header(text, lambda h: h.__setitem__("version", FORMAT_VERSION + 1))
     _refused(_write(path, newer.encode()), rf"format version {FORMAT_VERSION + 1}, newer")
-    # comment lines between reports are allowed
-    assert len(load_reports(with_lines(lines[:5] + ["# a note"] + lines[5:]))) == 12
+    # a comment line between reports is refused (the writer writes none: it could hide a forged header)
+    _refused(with_lines(lines[:5] + ["# a note"] + lines[5:]), "line 6 is a comment line among the reports")
 
 
 def test_csv_error_names_the_lines_of_the_bad_value(small_csv: tuple[str, Any], tmp_path: Path) -> None:
@@ -631,8 +632,10 @@ def test_writer_refusals(tmp_path: Path) -> None:
             w.write(UnaryReports(np.zeros((1, 1), np.uint8), 5))
     with pytest.raises(ValueError, match="domain has 3 labels but the mechanism 5 items"):
         ReportWriter(tmp_path / "d.ldpr", grr, domain=Domain(["a", "b", "c"]))
-    with pytest.raises(TypeError, match="one line"):
+    with pytest.raises(ValueError, match="one line"):
         ReportWriter(tmp_path / "d.ldpr", grr, data="two\nlines")
+    with pytest.raises(TypeError, match="one line"):
+        ReportWriter(tmp_path / "d.ldpr", grr, data=7)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="Domain"):
         ReportWriter(tmp_path / "d.ldpr", grr, domain=["a", "b", "c", "d", "e"])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="no report file format"):

@@ -11,23 +11,55 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import check_real, describe, real_array
+
 __all__ = ["AuditBound", "ItemAudit", "PairwiseAudit", "cp_lower", "cp_upper", "log_ratio", "violates"]
+
+
+def _successes(k: ArrayLike, n: ArrayLike, miss: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``k`` successes out of ``n`` trials (broadcast, as floats) and ``miss``, checked before any work.
+
+    ``k`` and ``n`` hold whole numbers (integer-valued floats too) with ``n >= 1`` and
+    ``0 <= k <= n``; ``miss`` is a probability in ``(0, 1)``.
+    """
+    m = check_real(miss, "miss", 0.0, 1.0, low_open=True, high_open=True)
+    ka, na = real_array(k, "k"), real_array(n, "n")
+    try:
+        kb, nb = np.broadcast_arrays(ka, na)
+    except ValueError:
+        raise ValueError(f"k and n must broadcast to one shape, got {ka.shape} and {na.shape}") from None
+    for name, arr in (("k", kb), ("n", nb)):
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if np.any(bad):
+            raise ValueError(f"{name} must hold whole numbers of trials, got {describe(arr[bad].flat[0])}")
+    if np.any(nb < 1):
+        raise ValueError(f"n must be at least 1 trial, got {describe(nb[nb < 1].flat[0])}")
+    out = (kb < 0) | (kb > nb)
+    if np.any(out):
+        raise ValueError(f"k must lie in [0, n]: got k={describe(kb[out].flat[0])} with n={describe(nb[out].flat[0])}")
+    return kb, nb, m
 
 
 def cp_lower(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
     """One-sided Clopper-Pearson lower bound: ``P(p < bound) <= miss`` for ``k`` successes out of ``n``.
 
-    ``Beta(miss; k, n - k + 1)`` quantile, 0 when ``k = 0``.
+    ``Beta(miss; k, n - k + 1)`` quantile, 0 when ``k = 0``.  ``k`` and ``n`` are whole numbers
+    (broadcast together) with ``n >= 1`` and ``0 <= k <= n``, and ``miss`` lies in ``(0, 1)``;
+    anything else is refused (``ValueError``) before any work.
 
     Examples
     --------
     >>> from ldpkit.audit import cp_lower
     >>> [round(float(v), 4) for v in cp_lower([0, 50, 100], 100, 0.025)]
     [0.0, 0.3983, 0.9638]
+    >>> cp_lower(101, 100, 0.025)
+    Traceback (most recent call last):
+    ...
+    ValueError: k must lie in [0, n]: got k=101.0 with n=100.0
     """
+    k, n, miss = _successes(k, n, miss)
     from scipy import stats
 
-    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
     out = np.zeros(k.shape)
     pos = k > 0
     out[pos] = stats.beta.ppf(miss, k[pos], n[pos] - k[pos] + 1)
@@ -37,7 +69,7 @@ def cp_lower(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
 def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
     """One-sided Clopper-Pearson upper bound: ``P(p > bound) <= miss``.
 
-    ``Beta(1 - miss; k + 1, n - k)`` quantile, 1 when ``k = n``.
+    ``Beta(1 - miss; k + 1, n - k)`` quantile, 1 when ``k = n``.  The same checks as :func:`cp_lower`.
 
     Examples
     --------
@@ -45,7 +77,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
     >>> [round(float(v), 4) for v in cp_upper([0, 50, 100], 100, 0.025)]
     [0.0362, 0.6017, 1.0]
     """
-    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    k, n, miss = _successes(k, n, miss)
     # the upper bound on p is one minus the lower bound on 1 - p, from the n - k failures
     return 1.0 - cp_lower(n - k, n, miss)
 

@@ -13,7 +13,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._rng import RNGLike, as_generator
-from .._validation import MAX_USERS, ArgumentTypeError, check_positive_int, describe
+from .._validation import (
+    MAX_USERS,
+    ArgumentTypeError,
+    check_domain_limit,
+    check_positive_int,
+    describe,
+    max_audit_samples,
+    max_domain,
+)
 from ..accountant import enumerate_channel
 from ..channels import Channel, ExplicitChannel
 
@@ -22,6 +30,7 @@ __all__ = [
     "FunctionSampler",
     "MechanismSampler",
     "Sampler",
+    "check_input",
     "check_sampler",
     "from_channel",
     "from_function",
@@ -31,6 +40,18 @@ __all__ = [
 
 #: outputs drawn per call of a sampler (bounds the memory of one call)
 CHUNK = 1 << 20
+
+
+def check_input(x: Any, n_inputs: int) -> int:
+    """Input ``x`` of a sampler with ``n_inputs`` inputs as an ``int`` in ``0 .. n_inputs-1``, or refused.
+
+    A negative index would silently sample the last rows (numpy's indexing from the end).
+    """
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise ArgumentTypeError(f"input must be an integer index, got {describe(x)}")
+    if not 0 <= int(x) < n_inputs:
+        raise ValueError(f"input {describe(x)} is outside the sampler's inputs 0..{n_inputs - 1}")
+    return int(x)
 
 
 @runtime_checkable
@@ -62,7 +83,7 @@ class MechanismSampler:
         self.n_outputs: Optional[int] = int(ch.n_outputs)
 
     def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(self.mechanism.sample_outputs(x, size, rng))
+        return np.asarray(self.mechanism.sample_outputs(check_input(x, self.n_inputs), size, rng))
 
     @cached_property
     def channel(self) -> ExplicitChannel:
@@ -83,7 +104,7 @@ class ChannelSampler:
         self.n_outputs: Optional[int] = self.channel.n_outputs
 
     def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        return rng.choice(self.channel.n_outputs, size=size, p=self.channel.matrix[x])
+        return rng.choice(self.channel.n_outputs, size=size, p=self.channel.matrix[check_input(x, self.n_inputs)])
 
     def counts(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
         """Histogram of ``size`` outputs of input ``x``: one multinomial draw, cost independent of ``size``.
@@ -91,7 +112,7 @@ class ChannelSampler:
         Drawn output by output (``_multinomial``), so that rows equal in exact arithmetic but
         rounded differently by two machines give the same histogram.
         """
-        return _multinomial(rng, size, self.channel.matrix[x])
+        return _multinomial(rng, size, self.channel.matrix[check_input(x, self.n_inputs)])
 
     def __repr__(self) -> str:
         return f"from_channel({self.n_inputs} x {self.n_outputs})"
@@ -168,11 +189,11 @@ class FunctionSampler:
         if not callable(fn):
             raise ArgumentTypeError(f"fn must be callable, got {describe(fn)}")
         self.fn = fn
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
+        self.n_inputs = check_domain_limit(check_positive_int(n_inputs, "n_inputs"), "n_inputs")
         self.encode: Callable[[Any], Hashable] = encode if encode is not None else _default_encode
         if encode is not None and not callable(encode):
             raise ArgumentTypeError(f"encode must be callable, got {describe(encode)}")
-        self.inputs = list(range(self.n_inputs)) if inputs is None else list(inputs)
+        self.inputs: Sequence[Any] = range(self.n_inputs) if inputs is None else list(inputs)
         if len(self.inputs) != self.n_inputs:
             raise ValueError(f"inputs has {len(self.inputs)} entries, expected n_inputs={self.n_inputs}")
         self.batch = bool(batch)
@@ -187,7 +208,7 @@ class FunctionSampler:
         return list(self._index)
 
     def __call__(self, x: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        value = self.inputs[x]
+        value = self.inputs[check_input(x, self.n_inputs)]
         reports = self.fn(value, size, rng) if self.batch else [self.fn(value, rng) for _ in range(size)]
         out = np.empty(size, dtype=np.int64)
         n = 0
@@ -250,7 +271,7 @@ def from_function(
         returning ``size`` reports).  A function that ignores ``rng`` (a library drawing from its
         own generator) is audited all the same; only reproducibility is lost.
     n_inputs
-        Number of inputs audited.
+        Number of inputs audited (at most the domain limit, ``LDPKIT_MAX_DOMAIN``).
     encode
         Report to hashable key (default: the report itself; arrays, lists and tuples by value).
     outputs
@@ -284,6 +305,7 @@ def check_sampler(sampler: Any) -> Sampler:
 
 
 def _histogram(sampler: Sampler, x: int, size: int, gen: np.random.Generator) -> np.ndarray:
+    """The histogram of ``size`` outputs of input ``x``; an output index is checked before it is counted."""
     counts = getattr(sampler, "counts", None)
     if callable(counts):
         h = np.asarray(counts(x, size, gen))
@@ -300,6 +322,13 @@ def _histogram(sampler: Sampler, x: int, size: int, gen: np.random.Generator) ->
                 f"{sampler!r} must return {m} integer output indices, got {y.dtype} of shape {y.shape}")
         if m and int(y.min()) < 0:
             raise ValueError(f"{sampler!r} returned a negative output index {int(y.min())}")
+        top = int(y.max()) if m else -1
+        if sampler.n_outputs is not None and top >= sampler.n_outputs:
+            raise ValueError(f"{sampler!r} returned the output index {top}, not below its "
+                             f"n_outputs={sampler.n_outputs}")
+        if sampler.n_outputs is None and top >= max_domain():
+            raise ValueError(f"{sampler!r} returned the output index {top}: a sampler without n_outputs may use "
+                             f"indices below {max_domain():,} (LDPKIT_MAX_DOMAIN)")
         h = np.bincount(y, minlength=total.size)
         h[: total.size] += total
         total, left = h, left - m
@@ -308,6 +337,11 @@ def _histogram(sampler: Sampler, x: int, size: int, gen: np.random.Generator) ->
 
 def sample_histograms(sampler: Sampler, inputs: Iterable[int], size: int, rng: RNGLike = None) -> np.ndarray:
     """Output histograms of ``size`` samples for each of ``inputs`` (rows), padded to one alphabet.
+
+    Every input must be one of the sampler's (``0 .. n_inputs-1``).  A sampler with an exact
+    histogram (``counts``) costs the same for any ``size``; one without draws ``size`` outputs
+    per input, at most ``LDPKIT_MAX_AUDIT_SAMPLES`` (
+    default ``10**8``), checked before any draw.
 
     Examples
     --------
@@ -318,8 +352,13 @@ def sample_histograms(sampler: Sampler, inputs: Iterable[int], size: int, rng: R
     """
     sampler = check_sampler(sampler)
     size = check_positive_int(size, "size", maximum=MAX_USERS)
+    xs = [check_input(x, sampler.n_inputs) for x in inputs]
+    limit = max_audit_samples()
+    if not callable(getattr(sampler, "counts", None)) and size > limit:
+        raise ValueError(f"size={size:,} samples per input from {sampler!r}, which draws them one by one, is above the "
+                         f"limit of {limit:,} (LDPKIT_MAX_AUDIT_SAMPLES; raise it for a longer audit)")
     gen = as_generator(rng)
-    rows = [_histogram(sampler, int(x), size, gen) for x in inputs]
+    rows = [_histogram(sampler, x, size, gen) for x in xs]
     width = max([r.size for r in rows] + [sampler.n_outputs or 0])
     if sampler.n_outputs is not None and width > sampler.n_outputs:
         raise ValueError(f"{sampler!r} returned an output index >= its n_outputs={sampler.n_outputs}")

@@ -48,7 +48,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from .._rng import RNGLike
+from .._rng import RNGLike, as_generator
 from .containers import ItemSetData, SingleItemData
 from .fetch import ChecksumMismatchError, DatasetUnavailableError, data_dir, fetch, is_offline, locate, sha256_file
 from .parsers import DatasetFormatError, MissingReaderError, needs_reader, reader_installed
@@ -356,6 +356,9 @@ def _summarise(exc: DatasetUnavailableError) -> str:
 def _load(key: str, source: Any, rng: RNGLike, **opts: Any) -> Data:
     if not isinstance(source, str) or source not in _SOURCES:
         raise ValueError(f"source must be one of {', '.join(map(repr, _SOURCES))}, got {source!r}")
+    # checked whatever the source: a bad rng is an error even when the real file is used and the rng is not
+    # (a generator is returned unchanged and draws nothing)
+    as_generator(rng)
     info = describe(key)
     if source == "standin":
         return _standin(key, opts, rng, None)
