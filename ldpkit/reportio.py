@@ -134,7 +134,7 @@ __all__ = [
 
 #: version of the report file format this ldpkit writes
 FORMAT_VERSION = 2
-#: versions this ldpkit reads: 2, and 1 (block records outside the checksum; read with the same
+#: the versions this ldpkit reads, 2 and 1 (block records outside the checksum; read with the same
 #: whitelist of storage types, so a damaged record fails the block's checksum or the whitelist)
 READABLE_VERSIONS = (1, 2)
 
@@ -167,7 +167,7 @@ class ReportFileError(ValueError):
 class FieldError(ValueError):
     """A field of a file that fails its schema or a limit: ``field`` names it (``header.meta``, ``state.n``, ...).
 
-    Raised by the decoder's parts (:func:`decode_json`, :func:`object_fields`, :func:`decode_value`)
+    Raised by the decoder's parts (:func:`decode_json`, :func:`object_fields`, ``decode_value``)
     and turned by :func:`read_boundary` into a :class:`ReportFileError` naming the file.
     """
 
@@ -542,7 +542,7 @@ def build_mechanism(config: Any, *, field: str = "mechanism") -> Any:
     Only the classes of registered families (:func:`ldpkit.family.families`) are built: a file
     cannot name arbitrary code, and no module named by a file is imported.  A family defined
     outside ldpkit is readable once the module that registers it is imported.  Every field is
-    validated first (:func:`decode_value`), the requested domain is at most
+    validated first (``decode_value``), the requested domain is at most
     ``LDPKIT_MAX_DOMAIN`` items, and no optimiser runs while the mechanism is
     built (``ldpkit._validation.solving_refused``).
 

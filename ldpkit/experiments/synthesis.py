@@ -21,7 +21,7 @@ scale), exact from each mechanism's ``variance``; a simulation checks it
 (:meth:`~ldpkit.base.FrequencyOracle.simulate`, aggregate level).  Calibrations are cached per
 (family, promise) within a process (:func:`calibrated`).  The families are read from the family
 registry at each run (:func:`comparison_families`, :func:`representatives`), and every simulation
-draws from a stream named by its dataset, promise and family (:func:`ldpkit._rng.keyed_seed`), so
+draws from a stream named by its dataset, promise and family (``ldpkit._rng.keyed_seed``), so
 that registering another family moves no existing row.
 
 Data.  The scenario's items are ranked by frequency (item 0 the most frequent) and its prior is
@@ -504,7 +504,7 @@ def compute_comparison(config: RunConfig) -> ExperimentData:
     ``reason`` when no member keeps the promise.  The families are :func:`comparison_families`.
     Identical members (one calibrated parameter under several promises) share one simulation.
     Seeds: the simulation of a distinct (dataset, member) draws from the child of ``config.seed``
-    named ``("synthesis-comparison", dataset, promise, family)`` (:func:`ldpkit._rng.keyed_seed`)
+    named ``("synthesis-comparison", dataset, promise, family)`` (``ldpkit._rng.keyed_seed``)
     of its first row in promise order, then by family name: it depends on no other family, so
     registering a family moves no existing row.
     """
