@@ -15,10 +15,8 @@ from ..containers import ItemSetData
 from .errors import DatasetFormatError
 from .reading import (
     PathLike,
-    check_choice,
     check_line_endings,
-    check_name,
-    check_path,
+    start_parse,
     decode_utf8,
     read_data,
     source_label,
@@ -80,12 +78,8 @@ def read_clothing(
         LF, invalid UTF-8, invalid JSON, a line that is not an object, a missing or invalid key
         (each naming file and line), a truncated last line or a blank line in ``"error"`` mode.
     """
-    p = check_path(path)
-    name = check_name(name)
-    check_choice(truncated, "truncated", ("error", "drop"))
-    check_choice(blank, "blank", ("error", "skip"))
+    p, name, notes = start_parse(path, name, truncated, blank)
     fname = p.name
-    notes: list[str] = []
     lines = _json_lines(p, truncated, notes)
     users, items, n_users, blanks = _records(lines, fname)
     report_blank_lines(len(blanks), blanks[0] if blanks else 0, fname, blank, notes)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..containers import ItemSetData
 from .errors import DatasetFormatError
-from .reading import PathLike, check_choice, check_name, check_path, read_lines, source_label
+from .reading import PathLike, start_parse, read_lines, source_label
 from .records import dedupe_note, first_occurrence, handle_blank, itemsets_from_pairs, reindex_ints, tokenize_ints
 
 __all__ = ["read_fimi"]
@@ -59,12 +59,8 @@ def read_fimi(
         byte offset), CR without LF, truncated last line, blank line, non-integer token or
         negative id (the message names file, line and token), or no transaction at all.
     """
-    p = check_path(path)
-    name = check_name(name)
-    check_choice(truncated, "truncated", ("error", "drop"))
-    check_choice(blank, "blank", ("error", "skip"))
+    p, name, notes = start_parse(path, name, truncated, blank)
     fname = p.name
-    notes: list[str] = []
     buf = read_lines(p, truncated, notes)
     values, line_of, n_lines = tokenize_ints(buf, fname)
     kept_lines = handle_blank(line_of, n_lines, fname, blank, notes)

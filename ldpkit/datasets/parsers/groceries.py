@@ -13,7 +13,7 @@ import numpy as np
 
 from ..containers import ItemSetData
 from .errors import DatasetFormatError, csv_format_error
-from .reading import PathLike, check_choice, check_name, check_path, decode_utf8, read_lines, source_label
+from .reading import PathLike, start_parse, decode_utf8, read_lines, source_label
 from .records import dedupe_note, first_occurrence, itemsets_from_pairs, reindex_strings, report_blank_lines
 
 __all__ = ["read_groceries"]
@@ -59,12 +59,8 @@ def read_groceries(
         feed flipped into a vertical tab, which would merge two baskets), unbalanced quote,
         malformed CSV or an empty item name (naming file and line).
     """
-    p = check_path(path)
-    name = check_name(name)
-    check_choice(truncated, "truncated", ("error", "drop"))
-    check_choice(blank, "blank", ("error", "skip"))
+    p, name, notes = start_parse(path, name, truncated, blank)
     fname = p.name
-    notes: list[str] = []
     text = decode_utf8(read_lines(p, truncated, notes), fname)
     lines = text.split("\n")
     lines.pop()  # the empty string after the final newline

@@ -94,6 +94,20 @@ def check_name(name: Any) -> str:
     return name
 
 
+def start_parse(path: Any, name: Any, truncated: Any, blank: Any) -> tuple[Path, str, list[str]]:
+    """The checks every line-oriented parser makes before it reads a byte.
+
+    Returns the checked path, the checked dataset name and an empty list of notes; raises for a
+    missing or irregular path, an empty name, or a ``truncated`` or ``blank`` mode that is not one
+    of ``("error", "drop")`` and ``("error", "skip")``.
+    """
+    p = check_path(path)
+    checked = check_name(name)
+    check_choice(truncated, "truncated", ("error", "drop"))
+    check_choice(blank, "blank", ("error", "skip"))
+    return p, checked, []
+
+
 def check_path(path: Any, what: str = "path", *, directory_ok: bool = False) -> Path:
     """``path`` as a Path after checking that it is an existing regular file (or directory if allowed)."""
     if not isinstance(path, (str, os.PathLike)):
