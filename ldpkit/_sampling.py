@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["bernoulli_matrix", "chunk_rows"]
@@ -87,7 +89,7 @@ class PackedBernoulli:
         uniq, inverse = np.unique(padded.reshape(self.n_bytes, 8), axis=0, return_inverse=True)
         self.n_groups = int(uniq.shape[0])
         self._inverse = inverse.reshape(-1)
-        self._tables: list | None = None
+        self._tables: list[Any] | None = None
         if self.n_groups <= MAX_TABLES:
             tables = [_pattern_table(g) for g in uniq]
             self._cdfs = [t[0] for t in tables]

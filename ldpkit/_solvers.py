@@ -185,7 +185,7 @@ def certify_candidates(
     repair: Callable[[np.ndarray, float], np.ndarray],
     domain_ok: Callable[[np.ndarray], bool],
     error: type[Exception] = SolverError,
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Repair, KKT-check and pick the best of several candidate solutions of a convex problem.
 
     Problem: ``min fun(x)`` s.t. ``g(x) <= 0`` (``cons_val``).  Each candidate is moved by
@@ -245,7 +245,7 @@ def polish_linear(
     extra: Sequence[tuple[str, np.ndarray | None]] = (),
     error: type[Exception] = SolverError,
     hess: Callable[[np.ndarray], np.ndarray] | None = None,
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Polish (SLSQP from the conic point), :func:`certify_candidates` for ``A x <= c``, then the KKT point.
 
     The conic solver's point ``x0`` is accurate to about the square root of its tolerance
@@ -294,7 +294,7 @@ def polish_linear(
 def finish_at_kkt_point(
     what: str,
     x: np.ndarray,
-    info: dict,
+    info: dict[str, Any],
     xn: np.ndarray | None,
     fun: Callable[[np.ndarray], float],
     grad_obj: Callable[[np.ndarray], np.ndarray],
@@ -304,7 +304,7 @@ def finish_at_kkt_point(
     repair: Callable[[np.ndarray, float], np.ndarray],
     domain_ok: Callable[[np.ndarray], bool],
     error: type[Exception] = SolverError,
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The KKT point ``xn`` of the certified point ``x``, certified in turn, when it is no worse; else ``x``.
 
     ``diagnostics['kkt_point']`` says which: ``"newton"``, or why the certified point was kept.

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -290,7 +290,7 @@ class FrequencyOracle(ComparedByConfiguration, Generic[ReportT]):
         if self.d > 4096:
             raise ValueError(f"variance at real counts needs a closed form for d={self.d} > 4096")
         per_user = np.stack([self.variance(np.eye(1, self.d, x, dtype=np.int64)[0]) for x in range(self.d)])
-        return c @ per_user
+        return cast("np.ndarray", c @ per_user)
 
     def variance_estimate(self, support: ArrayLike, n: int) -> np.ndarray:
         """Plug-in estimate of :meth:`variance` from the aggregate of ``n`` users' reports.
@@ -353,12 +353,12 @@ def pure_estimate(support: ArrayLike, n: int, p: ArrayLike, q: ArrayLike) -> np.
         raise ValueError(f"support must be a 1-d array of counts, got shape {sup.shape}")
     pa, qa = _support_probabilities(p, q, d)
     c = check_support(support, d, n)
-    return (c.astype(float) - n * qa) / (pa - qa)
+    return cast("np.ndarray", (c.astype(float) - n * qa) / (pa - qa))
 
 
 def _variance_formula(c: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     n = c.sum()
-    return (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2
+    return cast("np.ndarray", (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2)
 
 
 def pure_variance(counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:
@@ -435,7 +435,7 @@ class SupportOracle(FrequencyOracle[ReportT]):
 
     def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
         c = check_support(support, self.d, n)
-        return (c.astype(float) - n * self.q_support) / (self.p_support - self.q_support)
+        return cast("np.ndarray", (c.astype(float) - n * self.q_support) / (self.p_support - self.q_support))
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
         return _variance_formula(check_counts(counts, self.d).astype(float), self.p_support, self.q_support)
@@ -482,7 +482,7 @@ def item_report_mle(output_counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.
     # Items never reported get f_y = 0; sort the others by their breakpoint n_y / c_y.
     pos = m > 0
     if not np.any(c[pos] > 0):
-        return m / n
+        return cast("np.ndarray", m / n)
     with np.errstate(divide="ignore"):
         brk = np.where(c > 0, m / np.where(c > 0, c, 1.0), np.inf)
     idx = np.flatnonzero(pos)[np.argsort(-brk[pos], kind="stable")]
@@ -492,7 +492,7 @@ def item_report_mle(output_counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.
     lam = lam_j[int(np.flatnonzero(valid)[-1]) if np.any(valid) else 0]
     f = np.maximum(0.0, m / lam - c)
     f[~pos] = 0.0
-    return f / f.sum()
+    return cast("np.ndarray", f / f.sum())
 
 
 class ItemReportOracle(SupportOracle[ItemReports]):

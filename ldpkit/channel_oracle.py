@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -206,29 +206,29 @@ class ChannelOracle(FrequencyOracle[ItemReports]):
         y = check_counts(y, self.n_outputs, "output counts")
         if int(y.sum()) != n:
             raise ValueError(f"output counts sum to {int(y.sum())}, but n={n}")
-        return self.left_inverse @ y.astype(float)
+        return cast("np.ndarray", self.left_inverse @ y.astype(float))
 
     def covariance(self, counts: ArrayLike) -> np.ndarray:
         """Exact ``Cov(c_hat) = A diag(Q^T c) A^T - diag(c)`` (``d x d``)."""
         c = check_counts(counts, self.d).astype(float)
         mu = self.matrix.T @ c
         A = self.left_inverse
-        return (A * mu[None, :]) @ A.T - np.diag(c)
+        return cast("np.ndarray", (A * mu[None, :]) @ A.T - np.diag(c))
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
         """Exact ``Var[c_hat_i] = sum_y A_iy^2 mu_y - c_i`` with ``mu = Q^T c``."""
         c = check_counts(counts, self.d).astype(float)
         mu = self.matrix.T @ c
-        return (self.left_inverse**2) @ mu - c
+        return cast("np.ndarray", (self.left_inverse**2) @ mu - c)
 
     def variance_at(self, counts: ArrayLike) -> np.ndarray:
         """:meth:`variance` at real-valued counts (the formula is linear in them)."""
         c = check_real_counts(counts, self.d)
-        return (self.left_inverse**2) @ (self.matrix.T @ c) - c
+        return cast("np.ndarray", (self.left_inverse**2) @ (self.matrix.T @ c) - c)
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # one multinomial per input item: the exact law of the output counts
-        return rng.multinomial(counts, self.matrix).sum(axis=0)
+        return cast("np.ndarray", rng.multinomial(counts, self.matrix).sum(axis=0))
 
     def mle(self, output_counts: ArrayLike, **em_options: Any) -> EMResult:
         """Maximum-likelihood estimate of the input distribution from output counts, by EM.

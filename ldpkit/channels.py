@@ -20,7 +20,7 @@ from __future__ import annotations
 import abc
 import itertools
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -115,7 +115,7 @@ class ExplicitChannel(Channel):
     """
 
     matrix: np.ndarray
-    output_labels: tuple | None = field(default=None, compare=False)
+    output_labels: tuple[Any, ...] | None = field(default=None, compare=False)
 
     kind: ClassVar[str] = "explicit"
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -131,7 +131,7 @@ class Contract:
         if "matrix" in p:
             m = np.asarray(p["matrix"], dtype=float).copy()
             np.fill_diagonal(m, np.inf)
-            return np.minimum(m.min(axis=1), m.min(axis=0))
+            return cast("np.ndarray", np.minimum(m.min(axis=1), m.min(axis=0)))
         eps = float(p["epsilon"])
         if "sensitive" in p:
             out = np.full(self.d, np.inf)

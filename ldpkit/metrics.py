@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -305,7 +305,7 @@ def _relative_errors(t: np.ndarray, e: np.ndarray, idx: np.ndarray, zero_truth: 
             f"relative error of item {item} exceeds the double-precision range (true value {t[item]!r}, "
             f"estimate {e[item]!r})"
         )
-    return rel
+    return cast("np.ndarray", rel)
 
 
 def relative_error_topk(

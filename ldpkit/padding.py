@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Generic, Optional
+from typing import Any, Generic, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -150,7 +150,7 @@ class PaddingSampling(ComparedByConfiguration, Generic[ReportT]):
 
     # ------------------------------------------------------------------ sampling probabilities
     def _caps(self, sets: ItemSets) -> np.ndarray:
-        return np.maximum(sets.sizes, self.ell)
+        return cast("np.ndarray", np.maximum(sets.sizes, self.ell))
 
     def sampling_probabilities(self, itemsets: ItemSetsLike) -> np.ndarray:
         """Matrix ``(n, d + ell)``: probability that user ``u`` samples each padded item.
@@ -203,7 +203,7 @@ class PaddingSampling(ComparedByConfiguration, Generic[ReportT]):
         if k > MAX_GENERIC_VARIANCE_D:
             raise ValueError(f"variance for a non-pure inner oracle needs d + ell <= {MAX_GENERIC_VARIANCE_D}, got {k}")
         per_user = np.stack([inner.variance(np.eye(1, k, j, dtype=np.int64)[0]) for j in range(k)])
-        return mean_counts @ per_user
+        return cast("np.ndarray", mean_counts @ per_user)
 
     def variance(self, itemsets: ItemSetsLike) -> np.ndarray:
         """Exact variance of the scaled estimator ``ell * inner_estimate_i`` (real items).
@@ -217,7 +217,7 @@ class PaddingSampling(ComparedByConfiguration, Generic[ReportT]):
         sets = as_itemsets(itemsets, self.d)
         mean, var_s = self._sampled_moments(sets)
         v_inner = self._inner_variance(mean)
-        return self.ell**2 * (v_inner[: self.d] + var_s[: self.d])
+        return cast("np.ndarray", self.ell**2 * (v_inner[: self.d] + var_s[: self.d]))
 
     def mse(self, itemsets: ItemSetsLike) -> float:
         """Total MSE against the true counts: ``sum_i [Var_i + bias_i^2]``."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -89,7 +89,7 @@ def clip(est: ArrayLike, n: float | None = None) -> np.ndarray:
     """
     arr = _check_estimates(est, allow_2d=True)
     upper = np.inf if n is None else check_positive_real(n, "n")
-    return np.clip(arr, 0.0, upper)
+    return cast("np.ndarray", np.clip(arr, 0.0, upper))
 
 
 # --------------------------------------------------------------------------- Norm-Sub
@@ -146,7 +146,7 @@ def norm_sub(est: ArrayLike, total: float) -> np.ndarray:
     lift = (tot - T[idx, rho - 1]) / rho
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.maximum((rows - u[idx, rho - 1][:, None]) + lift[:, None], 0.0)
-    return out[0] if arr.ndim == 1 else out
+    return cast("np.ndarray", out[0] if arr.ndim == 1 else out)
 
 
 # --------------------------------------------------------------------------- EM / MLE

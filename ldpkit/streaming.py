@@ -105,7 +105,7 @@ def _generator(root: np.random.SeedSequence, block: int) -> np.random.Generator:
     return np.random.default_rng(child_seed(root, block))
 
 
-def _check_mechanism(mech: Any) -> FrequencyOracle:
+def _check_mechanism(mech: Any) -> FrequencyOracle[Any]:
     if not isinstance(mech, FrequencyOracle):
         kind = type(mech).__name__
         hint = (" (item-set mechanisms such as Padding-and-Sampling and IDUE-PS take sets of items per user "
@@ -153,7 +153,7 @@ def _pieces(chunks: Any, block_users: int) -> tuple[Iterator[Any], int | None]:
 
 
 def stream_support(
-    mech: FrequencyOracle,
+    mech: FrequencyOracle[Any],
     chunks: Iterable[Any] | np.ndarray,
     rng: int | np.random.SeedSequence | None = None,
     progress: bool = False,
@@ -266,7 +266,7 @@ def _blocks(pieces: Iterator[Any], block_users: int, d: int) -> Iterator[np.ndar
         yield buf[:fill]
 
 
-def _block_aggregate(mech: FrequencyOracle, items: np.ndarray, root: np.random.SeedSequence, block: int) -> np.ndarray:
+def _block_aggregate(mech: FrequencyOracle[Any], items: np.ndarray, root: np.random.SeedSequence, block: int) -> np.ndarray:
     """The aggregate of block ``block``'s users, perturbed with the block's own generator."""
     agg = np.asarray(mech.aggregate(mech.perturb(items, rng=_generator(root, block))))
     if agg.dtype == bool or not np.issubdtype(agg.dtype, np.integer):
@@ -274,7 +274,7 @@ def _block_aggregate(mech: FrequencyOracle, items: np.ndarray, root: np.random.S
     return agg
 
 
-def _accumulate(acc: np.ndarray | None, agg: np.ndarray, mech: FrequencyOracle, block: int) -> np.ndarray:
+def _accumulate(acc: np.ndarray | None, agg: np.ndarray, mech: FrequencyOracle[Any], block: int) -> np.ndarray:
     """The running int64 total ``acc`` plus block ``block``'s aggregate (a new total for the first block)."""
     if acc is None:
         acc = np.zeros(agg.shape, dtype=np.int64)
@@ -288,7 +288,7 @@ def _accumulate(acc: np.ndarray | None, agg: np.ndarray, mech: FrequencyOracle, 
 
 
 def stream_estimate(
-    mech: FrequencyOracle,
+    mech: FrequencyOracle[Any],
     chunks: Iterable[Any] | np.ndarray,
     rng: int | np.random.SeedSequence | None = None,
     progress: bool = False,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -392,7 +392,7 @@ def _item_counts(d: int, n: int) -> np.ndarray:
     counts = np.floor(n * w / w.sum()).astype(np.int64)
     counts = np.maximum(counts, 1)
     counts[0] += n - counts.sum()
-    return counts
+    return cast("np.ndarray", counts)
 
 
 def _itemset_population(d: int, ell: int, n: int) -> list[list[int]]:

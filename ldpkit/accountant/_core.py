@@ -134,7 +134,7 @@ def tolerance(allowed: np.ndarray | float) -> np.ndarray:
 
 def within(value: np.ndarray | float, allowed: np.ndarray | float) -> np.ndarray:
     """``value <= allowed`` up to the relative tolerance :data:`REL_TOL`."""
-    return np.asarray(value) <= np.asarray(allowed) + tolerance(allowed)
+    return cast("np.ndarray", np.asarray(value) <= np.asarray(allowed) + tolerance(allowed))
 
 
 def as_channel(obj: ChannelLike) -> Channel:

@@ -6,7 +6,7 @@ Auditing chapter, :ref:`sec-audit-bounds`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -85,7 +85,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
 def log_ratio(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``log(lo) - log(hi)`` elementwise, ``-inf`` where ``lo`` is 0 (a bound on a log-ratio from two probability bounds)."""
     with np.errstate(divide="ignore"):
-        return np.log(lo) - np.log(hi)
+        return cast("np.ndarray", np.log(lo) - np.log(hi))
 
 
 # ============================================================================ results

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -428,7 +428,7 @@ def _mix(prior: np.ndarray, rows: np.ndarray) -> np.ndarray:
     out = prior[0] * rows[0]
     for i in range(1, prior.size):
         out = out + prior[i] * rows[i]
-    return out
+    return cast("np.ndarray", out)
 
 
 def _lip_values(

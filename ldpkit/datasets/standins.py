@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -206,7 +206,7 @@ def _law_pmf(spec: StandInSpec, theta: float) -> np.ndarray:
     else:
         logw = j * math.log(theta) - special.gammaln(j + 1)  # theta = Poisson rate
     w = np.exp(logw - logw.max())
-    return w / w.sum()
+    return cast("np.ndarray", w / w.sum())
 
 
 def size_distribution(spec: StandInSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +236,7 @@ def _sample_sizes(spec: StandInSpec, gen: np.random.Generator) -> np.ndarray:
     support, pmf = size_distribution(spec)
     cdf = np.cumsum(pmf)
     idx = np.searchsorted(cdf, gen.random(spec.n) * cdf[-1], side="right")
-    return support[np.minimum(idx, support.size - 1)].astype(np.int64)
+    return cast("np.ndarray", support[np.minimum(idx, support.size - 1)].astype(np.int64))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def _sample_sizes(spec: StandInSpec, gen: np.random.Generator) -> np.ndarray:
 def _zipf_cdf(m: int, s: float) -> np.ndarray:
     w = np.arange(1, m + 1, dtype=float) ** (-s)
     cdf = np.cumsum(w)
-    return cdf / cdf[-1]
+    return cast("np.ndarray", cdf / cdf[-1])
 
 
 def _draw(cdf: np.ndarray, perm: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
@@ -267,7 +267,7 @@ def _duplicate_slots(slots: np.ndarray, items: np.ndarray, owner: np.ndarray, m:
     key = owner[slots] * np.int64(m) + items[slots]
     order = np.argsort(key, kind="stable")
     sk = key[order]
-    return slots[order[1:][sk[1:] == sk[:-1]]]
+    return cast("np.ndarray", slots[order[1:][sk[1:] == sk[:-1]]])
 
 
 def _distinct_sets(

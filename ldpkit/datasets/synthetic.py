@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from scipy import special
@@ -120,7 +120,7 @@ def power_law_probabilities(m: int, alpha: float = 2.0) -> np.ndarray:
         # k^t - (k+1)^t = -k^t expm1(t log1p(1/k)); 1 - (m+1)^t = -expm1(t log(m+1)).  Written
         # with expm1/log1p so that neither difference cancels catastrophically.
         p = np.exp(t * np.log(k)) * np.expm1(t * np.log1p(1.0 / k)) / math.expm1(t * math.log(m + 1.0))
-    return p / p.sum()
+    return cast("np.ndarray", p / p.sum())
 
 
 def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: RNGLike = None) -> SingleItemData:
@@ -232,7 +232,7 @@ def zipf_probabilities(d: int, s: float) -> np.ndarray:
     s = _check_exponent(s, "s", 0.0, strict=False)
     # Same arithmetic as the book's original helper, so multinomial draws are unchanged.
     w = 1.0 / np.arange(1, d + 1) ** s
-    return w / w.sum()
+    return cast("np.ndarray", w / w.sum())
 
 
 def zipf_counts(d: int, n: int, s: float, rng: RNGLike = None) -> np.ndarray:

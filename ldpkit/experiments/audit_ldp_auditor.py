@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def pair_rows(mech: object, v1: int, v2: int) -> np.ndarray:
         rows = np.full((2, m, mech.g), mech.q_prime / m)
         rows[0, np.arange(m), h[:, 0]] = rows[1, np.arange(m), h[:, 1]] = mech.p_prime / m
         return rows.reshape(2, m * mech.g)
-    return mech.channel().matrix[[v1, v2]]  # type: ignore[attr-defined]
+    return cast("np.ndarray", mech.channel().matrix[[v1, v2]])  # type: ignore[attr-defined]
 
 
 def compute(config: RunConfig) -> ExperimentData:

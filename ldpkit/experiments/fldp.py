@@ -114,7 +114,7 @@ BEST = "FHR best"
 BEATEN = "FHR beaten"
 
 
-def make_oracle(name: str, d: int, epsilon: float) -> FrequencyOracle:
+def make_oracle(name: str, d: int, epsilon: float) -> FrequencyOracle[Any]:
     """The mechanism ``name`` (of :data:`COST_MECHANISMS`) over ``d`` items at budget ``epsilon``.
 
     For FHR the budget is its FLDP budget (the randomised response on the pair); for the
@@ -135,7 +135,7 @@ def olh_ideal_support(olh: OLH, counts: np.ndarray, gen: np.random.Generator) ->
     return gen.binomial(c, olh.p_prime) + gen.binomial(n - c, 1.0 / olh.g)
 
 
-def simulate_estimate(oracle: FrequencyOracle, counts: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+def simulate_estimate(oracle: FrequencyOracle[Any], counts: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """One run of ``oracle`` on ``counts``: estimated counts (OLH with the ideal hash)."""
     if isinstance(oracle, OLH):
         return oracle.estimate_from_support(olh_ideal_support(oracle, counts, gen), int(counts.sum()))
@@ -377,7 +377,7 @@ def claim_verdict(cells: Any, *, below: float = CROSSOVER_EPSILON) -> dict[str, 
     return summary
 
 
-def report_bits(oracle: FrequencyOracle) -> int:
+def report_bits(oracle: FrequencyOracle[Any]) -> int:
     """Bits one user sends: OLH a 64-bit seed and a bucket, unary encodings ``d``, FHR two positions, HR one."""
     if isinstance(oracle, OLH):
         return 64 + math.ceil(math.log2(oracle.g))

@@ -191,7 +191,7 @@ def _check_eps_grid(epsilons: Iterable[float]) -> tuple[float, ...]:
     return grid
 
 
-def _single_item_oracle(name: str, budgets: np.ndarray, cache: SolutionCache) -> FrequencyOracle:
+def _single_item_oracle(name: str, budgets: np.ndarray, cache: SolutionCache) -> FrequencyOracle[Any]:
     m = budgets.size
     eps_min = float(budgets.min())
     if name == "RAPPOR":
@@ -372,7 +372,7 @@ def run_budget_shares(
     return _frame(list(chain.from_iterable(config.map(point, grid, "share"))))
 
 
-def _itemset_oracle(name: str, budgets: np.ndarray, ell: int, cache: SolutionCache) -> PaddingSampling:
+def _itemset_oracle(name: str, budgets: np.ndarray, ell: int, cache: SolutionCache) -> PaddingSampling[Any]:
     m = budgets.size
     eps_min = float(budgets.min())
     if name == "RAPPOR-PS":

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -80,7 +80,7 @@ __all__ = [
 MECHANISMS = ("IPRR", "KRR", "URR", "KRR-emax", "URR-emax", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2")
 
 
-def make_oracle(name: str, epsilons: np.ndarray, cache: SolutionCache | None = None) -> SupportOracle:
+def make_oracle(name: str, epsilons: np.ndarray, cache: SolutionCache | None = None) -> SupportOracle[Any]:
     """The mechanism ``name`` for per-item budgets ``epsilons`` (``inf`` = non-sensitive).
 
     ``IPRR`` uses ``epsilons`` as they are; ``KRR`` is GRR at ``eps_min`` on every item; ``URR``
@@ -126,7 +126,7 @@ def bitwise_mle(support: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np
     lo_q, hi_q = np.maximum(b, 1e-300), np.minimum(a, 1 - 1e-16)
 
     def slope(q: np.ndarray) -> np.ndarray:
-        return delta * (C / q - (n - C) / (1.0 - q))
+        return cast("np.ndarray", delta * (C / q - (n - C) / (1.0 - q)))
 
     def p_of(lam: float) -> np.ndarray:
         t = lam / delta
@@ -134,7 +134,7 @@ def bitwise_mle(support: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np
             root = 2.0 * C / ((t + n) + np.sqrt((t + n) ** 2 - 4.0 * t * C))
             zero = np.where(t < -n, 1.0 + n / t, 0.0)
         q = np.where(C > 0, root, zero)
-        return np.clip((q - b) / delta, 0.0, 1.0)
+        return cast("np.ndarray", np.clip((q - b) / delta, 0.0, 1.0))
 
     lo, hi = float(slope(hi_q).min()), float(slope(lo_q).max())
     for _ in range(200):
@@ -146,10 +146,10 @@ def bitwise_mle(support: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np
         if hi - lo <= 1e-15 * max(1.0, abs(mid)):
             break
     p = p_of(0.5 * (lo + hi))
-    return p / p.sum()
+    return cast("np.ndarray", p / p.sum())
 
 
-def estimate_all(oracle: SupportOracle, counts: np.ndarray, gen: np.random.Generator) -> dict[str, np.ndarray]:
+def estimate_all(oracle: SupportOracle[Any], counts: np.ndarray, gen: np.random.Generator) -> dict[str, np.ndarray]:
     """One aggregate-level run of ``oracle`` on ``counts``: estimated counts by estimator."""
     n = int(counts.sum())
     support = oracle.simulate_support(counts, rng=gen)
@@ -177,7 +177,7 @@ def _sample(counts: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarr
 
 
 def _repeat_rows(
-    key: dict[str, Any], counts: np.ndarray, users: int, oracles: dict[str, SupportOracle], repeats: int,
+    key: dict[str, Any], counts: np.ndarray, users: int, oracles: dict[str, SupportOracle[Any]], repeats: int,
     gen: np.random.Generator,
 ) -> list[dict[str, Any]]:
     rows = []

@@ -6,7 +6,7 @@ ID-LDP chapter, eq. :eq:`eq-itemset-budget` and :prf:ref:`thm-idue-ps`.
 from __future__ import annotations
 
 from collections.abc import Set
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, TYPE_CHECKING, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -63,7 +63,7 @@ def itemset_budget(
 
 
 def check_itemset_id_ldp(
-    ps: PaddingSampling, budgets: ArrayLike, dummy_budget: float | None = None, r: PairRule = "min"
+    ps: PaddingSampling[Any], budgets: ArrayLike, dummy_budget: float | None = None, r: PairRule = "min"
 ) -> accountant.IDLDPResult:
     """Theorem 4 by exact enumeration: every item set against every other, every output.
 
@@ -81,7 +81,7 @@ def check_itemset_id_ldp(
     return accountant.check_idldp(ps.channel(sets), set_budgets, r=r)
 
 
-def lemma2_log_bounds(ps: PaddingSampling, itemsets: ItemSetsLike) -> np.ndarray:
+def lemma2_log_bounds(ps: PaddingSampling[Any], itemsets: ItemSetsLike) -> np.ndarray:
     """Log of the Lemma 2 bound, eq. (13): ``log(sum_k w_xk alpha_k / sum_k w_x'k beta_k)``.
 
     ``w_xk`` is the probability that set ``x`` samples padded item ``k``, ``alpha = a/b`` and
@@ -93,7 +93,7 @@ def lemma2_log_bounds(ps: PaddingSampling, itemsets: ItemSetsLike) -> np.ndarray
         raise ValueError(f"Lemma 2 needs a unary-encoding inner oracle, got {type(inner).__name__}")
     w = ps.sampling_probabilities(itemsets)
     alpha, beta = inner.a / inner.b, (1 - inner.a) / (1 - inner.b)
-    return np.log(w @ alpha)[:, None] - np.log(w @ beta)[None, :]
+    return cast("np.ndarray", np.log(w @ alpha)[:, None] - np.log(w @ beta)[None, :])
 
 
 class IDUEPS(PaddingSampling[UnaryReports]):
@@ -226,7 +226,7 @@ def idue_ps(
     return ps
 
 
-def rappor_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
+def rappor_ps(m: int, epsilon: float, ell: int) -> PaddingSampling[Any]:
     """RAPPOR-PS baseline: Padding-and-Sampling around basic RAPPOR at LDP budget ``epsilon`` (at most 30)."""
     m = check_positive_int(m, "m", maximum=MAX_USERS)
     eps = check_epsilon(epsilon, high=RAPPOR_EPS_MAX, high_why=RAPPOR_HIGH_WHY)
@@ -234,7 +234,7 @@ def rappor_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
     return PaddingSampling(lambda k: RAPPOR(k, eps), m, ell)
 
 
-def oue_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
+def oue_ps(m: int, epsilon: float, ell: int) -> PaddingSampling[Any]:
     """OUE-PS baseline: Padding-and-Sampling around OUE at LDP budget ``epsilon``."""
     m = check_positive_int(m, "m", maximum=MAX_USERS)
     eps = check_epsilon(epsilon)
@@ -243,11 +243,11 @@ def oue_ps(m: int, epsilon: float, ell: int) -> PaddingSampling:
 
 
 # ---------------------------------------------------------------------------- the families
-def _oue_ps_examples() -> tuple[PaddingSampling, ...]:
+def _oue_ps_examples() -> tuple[PaddingSampling[Any], ...]:
     return (oue_ps(3, 1.0, 2),)
 
 
-def _rappor_ps_examples() -> tuple[PaddingSampling, ...]:
+def _rappor_ps_examples() -> tuple[PaddingSampling[Any], ...]:
     return (rappor_ps(2, 0.5, 1),)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -155,7 +155,7 @@ def constraint_mask(R: np.ndarray, pair_sizes: np.ndarray, same_level_pairs: Sam
             f"level {k} is in no privacy constraint (its pair budgets are all infinite or dropped), "
             "so the optimisation is unbounded"
         )
-    return mask
+    return cast("np.ndarray", mask)
 
 
 # ============================================================================ formulas
@@ -206,7 +206,7 @@ def log_ratio_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``L[i, j] = log[a_i (1-b_j) / (b_i (1-a_j))]`` for all ordered level pairs."""
     u = np.log(a) - np.log(b)
     v = np.log1p(-b) - np.log1p(-a)
-    return u[:, None] + v[None, :]
+    return cast("np.ndarray", u[:, None] + v[None, :])
 
 
 def ab_from_uv(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -311,7 +311,7 @@ class IDUESolution:
     r: Any
     pair_budgets: np.ndarray
     same_level_pairs: SameLevelPairs = "paper"
-    diagnostics: dict = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
     @property
     def t(self) -> int:
@@ -382,7 +382,7 @@ def problem_setup(
 
 def make_solution(
     model: Model, e: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray, objective: float,
-    r: PairRule, R: np.ndarray, mask: np.ndarray, flag: SameLevelPairs, diagnostics: dict,
+    r: PairRule, R: np.ndarray, mask: np.ndarray, flag: SameLevelPairs, diagnostics: dict[str, Any],
 ) -> IDUESolution:
     slack = verify_solution(a, b, R, mask, model)
     diagnostics = dict(diagnostics)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,9 +47,9 @@ class ToyExample:
 
     budgets: np.ndarray
     names: tuple[str, ...]
-    paper_table: dict
+    paper_table: dict[str, Any]
 
-    def rows(self, models: Sequence[Model] = MODELS, r: PairRule = "min") -> list[dict]:
+    def rows(self, models: Sequence[Model] = MODELS, r: PairRule = "min") -> list[dict[str, Any]]:
         """Recompute Table I: RAPPOR and OUE at ``min`` budget, then IDUE for each model.
 
         Each row gives ``flip`` (``1 - a``), ``b``, ``var_n`` (``g``), ``var_c`` (``h``) for

@@ -12,7 +12,7 @@ unbiased estimators of ``S = sum_i X_i``.  LIP chapter (:eq:`eq-lip-mmse` and
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -47,7 +47,7 @@ def _mse(q0: ArrayLike, q1: ArrayLike, p: ArrayLike) -> np.ndarray:
     pp = p * (1 - p)
     with np.errstate(divide="ignore", invalid="ignore"):
         info = np.where(den > 0, pp * (1 - q0 - q1) ** 2 / np.where(den > 0, den, 1.0), 0.0)
-    return pp * (1 - info)
+    return cast("np.ndarray", pp * (1 - info))
 
 
 def per_user_mse(q0: ArrayLike, q1: ArrayLike, prior: ArrayLike) -> np.ndarray:

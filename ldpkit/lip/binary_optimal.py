@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -142,10 +142,10 @@ def _binary_feasible(pts: np.ndarray, p: float, eps: float, notion: str) -> np.n
     box = np.all((pts >= 0) & (pts <= 1), axis=1)
     if notion == "ldp":
         ok = (P[:, 0, :] <= hi * P[:, 1, :]) & (P[:, 1, :] <= hi * P[:, 0, :])
-        return box & np.all(ok, axis=1)
+        return cast("np.ndarray", box & np.all(ok, axis=1))
     lam = (1 - p) * P[:, 0, :] + p * P[:, 1, :]  # P(Y = y)
     ok = (P <= hi * lam[:, None, :]) & (P >= lo * lam[:, None, :])
-    return box & np.all(ok, axis=(1, 2))
+    return cast("np.ndarray", box & np.all(ok, axis=(1, 2)))
 
 
 def _info(pts: np.ndarray, p: float) -> np.ndarray:

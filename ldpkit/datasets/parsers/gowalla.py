@@ -10,7 +10,7 @@ import io
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -266,7 +266,7 @@ def _checkin_times(df: Any, fname: str) -> np.ndarray:
     _bad_row(df, ~_iso_z_shape(time_text), "time", "not an ISO time like 2010-10-19T23:55:27Z", fname)
     stamps = time_text.astype("<U19")  # drop the final "Z" (UTC)
     try:
-        return stamps.astype("datetime64[s]")
+        return cast("np.ndarray", stamps.astype("datetime64[s]"))
     except ValueError:
         for k, stamp in enumerate(stamps):
             try:
@@ -281,11 +281,11 @@ def _iso_z_shape(times: np.ndarray) -> np.ndarray:
     ok = np.char.str_len(times) == 20
     if times.dtype.itemsize != 80:  # some string longer than 20 characters (or all shorter)
         if not ok.any():
-            return ok
+            return cast("np.ndarray", ok)
         times = np.where(ok, times, "0000-00-00T00:00:00Z").astype("<U20")
     codes = times.view(np.uint32).reshape(-1, 20)
     digit = (codes >= ord("0")) & (codes <= ord("9"))
     pattern = "dddd-dd-ddTdd:dd:ddZ"
     for j, ch in enumerate(pattern):
         ok &= digit[:, j] if ch == "d" else codes[:, j] == ord(ch)
-    return ok
+    return cast("np.ndarray", ok)

@@ -12,7 +12,7 @@ import warnings
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -207,7 +207,7 @@ def _number_column(df: Any, column: str, fname: str, *, missing_ok: bool = False
     if bad.any():
         k = int(np.argmax(bad))
         raise DatasetFormatError(fname, f"{column} {str(col.iloc[k])!r} is not a number", row=k + 1)
-    return vals
+    return cast("np.ndarray", vals)
 
 
 def _check_dates(df: Any, fname: str) -> None:
@@ -340,7 +340,7 @@ def _string_column(col: Any, column: str, fname: str) -> np.ndarray:
     if empty.any():
         k = int(np.argmax(empty))
         raise DatasetFormatError(fname, f"empty or missing {column}", row=k + 1)
-    return vals
+    return cast("np.ndarray", vals)
 
 
 def _check_nonempty(col: Any, column: str, fname: str) -> None:

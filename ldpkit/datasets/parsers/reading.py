@@ -37,7 +37,7 @@ __all__ = [
     "source_label",
 ]
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 def needs_reader(path: PathLike) -> str | None:
