@@ -377,6 +377,9 @@ class HM(SupportOracle[CoefficientReports]):
         return j + self.K * (s < 0)
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        n = int(counts.sum())
+        if n < self.d * self.K:  # fewer users than cells of H: drawing per user (O(n)) is cheaper
+            return self._simulate_support_per_user(counts, n, rng)
         # kept signs are H[j, x] and flipped ones -H[j, x]; given the number kept (binomial), the
         # coefficients of each group are a multinomial over the K indices: A = sum_x H[:, x] (M+ - M-)
         kept = rng.binomial(counts, self.p)
@@ -386,6 +389,18 @@ class HM(SupportOracle[CoefficientReports]):
             net = rng.multinomial(kept[items], uniform) - rng.multinomial(counts[items] - kept[items], uniform)
             signed += np.sum(h * net.T, axis=1)
         return (int(counts.sum()) + fwht(signed)[: self.d]) // 2
+
+    def _simulate_support_per_user(self, counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        # the law of perturb + aggregate, drawn in chunks of users sorted by item (bounded memory)
+        ends = np.cumsum(counts)
+        signed = np.zeros(self.K, dtype=np.int64)
+        for start in range(0, n, _BLOCK):
+            users = np.arange(start, min(n, start + _BLOCK), dtype=np.int64)
+            items = np.searchsorted(ends, users, side="right")
+            j = rng.integers(0, self.K, size=users.size, dtype=np.int64)
+            sign = _signs(j, items) * np.where(rng.random(users.size) < self.p, 1, -1)
+            signed += np.bincount(j[sign > 0], minlength=self.K) - np.bincount(j[sign < 0], minlength=self.K)
+        return (n + fwht(signed)[: self.d]) // 2
 
 
 # ---------------------------------------------------------------------------- report files and the family

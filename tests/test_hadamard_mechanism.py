@@ -58,6 +58,25 @@ def test_variance_by_simulation_with_power() -> None:
     assert np.all(np.abs(est.var(axis=0, ddof=1) / wrong - 1) > band)
 
 
+@pytest.mark.parametrize("scale", [1, 20])
+def test_both_aggregate_simulations_follow_the_exact_variance(scale: int) -> None:
+    """``simulate`` draws per user below ``d K`` users and per item above (the per-item draw costs
+    ``O(d K)``, hours at Kosarak's size); each path is unbiased with the exact variance, and the
+    variance of a pure protocol with q = 1 - p is rejected."""
+    hm = HM(40, 1.0)
+    counts = np.zeros(40, dtype=np.int64)
+    counts[:8] = np.array([90, 60, 40, 30, 20, 10, 5, 5]) * scale  # 260 users (< d K = 2560), then 5200
+    assert (counts.sum() < hm.d * hm.K) == (scale == 1)
+    r = 400
+    est = hm.simulate(counts, rng=np.random.default_rng(scale), trials=r)
+    var = hm.variance(counts)
+    assert np.all(np.abs(est.mean(axis=0) - counts) < Z * np.sqrt(var / r))
+    band = Z * math.sqrt(2 / (r - 1))
+    assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) < band)
+    wrong = counts.sum() * hm.p * hm.q / (hm.p - hm.q) ** 2
+    assert np.all(np.abs(est.var(axis=0, ddof=1) / wrong - 1) > band)
+
+
 @pytest.mark.parametrize("d", [3, 4, 6, 8])
 def test_hm_is_hadamard_response_on_h2k_rows_k_plus_x(d: int) -> None:
     """P((j, s) | x) = (1 + lam H_2K[K + x, j + K [s = -1]]) / 2K: HR's law on the rows K..K+d-1 of H_2K."""
