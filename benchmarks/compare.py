@@ -472,7 +472,8 @@ def markdown(result: dict[str, Any]) -> str:
             ratio = "no peer has it" if not r["peers"] else "no comparable peer"
         else:
             bound = ">= " if r["ratio_is_lower_bound"] else ""
-            ratio = f"{bound}{r['ratio_to_faster_peer']:,.0f}x ({r['faster_peer']})"
+            x = r["ratio_to_faster_peer"]
+            ratio = f"{bound}{x:,.0f}x ({r['faster_peer']})" if x >= 10 else f"{bound}{x:.2g}x ({r['faster_peer']})"
         lines.append(
             f"| {r['mechanism']} | {r['d']:,} | {_rate(r['users_per_s'])} | {r['floor_multiple']:.1f}x | "
             f"{r['mse_ratio']:.3f} ({r['mse_ratio_se']:.3f}) | {r['peak_mb']:.0f} | " + " | ".join(cells)
