@@ -3,9 +3,10 @@
 One command measures, on this machine and in one run:
 
 * **end to end** (client perturbation + aggregation + estimation) for n users (default
-  1,000,000), d = 100 and 1,000 items, eps = 1, Zipf data: GRR, OUE, OLH, HR, FHR, IPRR and IDUE
-  in ldpkit and in every peer library that has the mechanism (pure-ldp 1.2.0, multi-freq-ldpy
-  0.2.5).  Libraries are interleaved (each repeat runs every library of a cell in turn) and the
+  1,000,000), d = 100 and 1,000 items, eps = 1, Zipf data: GRR, OUE, OLH, HR, FHR, IPRR, IDUE, SHE,
+  THE, HM and uRAP (uRAP: the first tenth of the items sensitive, ULDP budget eps) in ldpkit and
+  in every peer library that has the mechanism (pure-ldp 1.2.0, multi-freq-ldpy 0.2.5; no peer
+  has uRAP).  Libraries are interleaved (each repeat runs every library of a cell in turn) and the
   median of ``--repeats`` runs is reported, as users per second and as ldpkit's ratio to the
   faster peer.  A peer that cannot be imported is reported as such.
 * **peer sizes**: the peers loop over users in Python.  A peer whose predicted time at full n fits
@@ -57,7 +58,7 @@ from ldpkit import lip
 from ldpkit.budgets import apportion
 from ldpkit.olh import OLH, seed_parameters
 
-MECHANISMS = ("GRR", "OUE", "OLH", "HR", "FHR", "IPRR", "IDUE")
+MECHANISMS = ("GRR", "OUE", "OLH", "HR", "FHR", "IPRR", "IDUE", "SHE", "THE", "HM", "uRAP")
 PEER_LIBRARIES = ("pure-ldp", "multi-freq-ldpy")
 KOSARAK_N, KOSARAK_D = 990_002, 41_270
 ZIPF_EXPONENT = 1.1
@@ -86,6 +87,18 @@ def make_ldpkit(name: str, d: int, eps: float) -> ldpkit.FrequencyOracle:
         return ldpkit.IPRR(two_level_budgets(d, eps))
     if name == "IDUE":
         return ldpkit.IDUE(two_level_budgets(d, eps), model="opt0")
+    if name in ("SHE", "THE"):
+        from ldpkit import histogram
+
+        return histogram.SHE(d, eps) if name == "SHE" else histogram.THE(d, eps)
+    if name == "HM":
+        from ldpkit.hadamard_mechanism import HM
+
+        return HM(d, eps)
+    if name == "uRAP":  # no peer has it: the first tenth of the items sensitive, the ULDP budget eps
+        from ldpkit.urap import URAP
+
+        return URAP(d, eps, np.arange(max(1, d // 10)))
     raise ValueError(f"unknown mechanism {name!r}; expected one of {MECHANISMS}")
 
 
@@ -95,13 +108,14 @@ def floor_draws(name: str, mech: Any, n: int) -> Callable[[np.random.Generator],
     Read off each ``perturb``: GRR and IPRR one uniform double per user plus one bounded integer
     (IPRR: a second double for its inverse-CDF resample); OUE and IDUE one 16-bit integer per
     byte of the bit-packed report plus one double per user; OLH a 64-bit seed, a double and a
-    bounded integer per user; HR and FHR one bounded integer and one double per user.
+    bounded integer per user; HR, FHR and HM one bounded integer and one double per user; THE and
+    uRAP as OUE (unary encodings); SHE two geometric draws per cell of the n x d noise.
     """
     if name in ("GRR",):
         return lambda g: (g.random(n), g.integers(0, mech.d - 1, size=n))
     if name == "IPRR":
         return lambda g: (g.random(n), g.random(n))
-    if name in ("OUE", "IDUE"):
+    if name in ("OUE", "IDUE", "THE", "uRAP"):
         n_bytes = (mech.d + 7) // 8
         rows = max(1, (1 << 24) // mech.d)  # the same chunking as the mechanism (bounded memory)
 
@@ -118,6 +132,17 @@ def floor_draws(name: str, mech: Any, n: int) -> Callable[[np.random.Generator],
         return lambda g: (g.integers(0, mech.K, size=n), g.random(n))
     if name == "FHR":
         return lambda g: (g.integers(0, mech.K * mech.K, size=n), g.random(n))
+    if name == "HM":  # a coefficient index and a double per user
+        return lambda g: (g.integers(0, mech.K, size=n), g.random(n))
+    if name == "SHE":  # two geometric draws per cell (the discrete Laplace noise), in row chunks
+        rows_she = max(1, (1 << 24) // mech.d)
+
+        def she(g: np.random.Generator) -> None:
+            for start in range(0, n, rows_she):
+                shape = (min(rows_she, n - start), mech.d)
+                g.geometric(mech.one_minus_alpha, size=shape)
+                g.geometric(mech.one_minus_alpha, size=shape)
+        return she
     raise ValueError(f"no floor defined for {name!r}")
 
 
@@ -138,6 +163,7 @@ def olh_hash_floor(n: int, d: int, seed: int) -> Callable[[], None]:
 # ---------------------------------------------------------------------------------- peers
 def _pure_ldp(name: str, d: int, eps: float) -> Callable[[np.ndarray], object] | None:
     from pure_ldp.frequency_oracles import direct_encoding, hadamard_response, local_hashing, unary_encoding
+    from pure_ldp.frequency_oracles import hadamard_mechanism, histogram_encoding
 
     def make() -> tuple[Any, Any]:
         if name == "GRR":
@@ -148,10 +174,17 @@ def _pure_ldp(name: str, d: int, eps: float) -> Callable[[np.ndarray], object] |
         if name == "OLH":
             return (local_hashing.LHClient(eps, d, use_olh=True),
                     local_hashing.LHServer(eps, d, use_olh=True))
+        if name in ("SHE", "THE"):  # THE: pure-ldp thresholds the noisy vectors on the server
+            return (histogram_encoding.HEClient(eps, d),
+                    histogram_encoding.HEServer(eps, d, use_the=name == "THE"))
+        if name == "HM":  # pure-ldp's HM needs a power-of-two domain: the kit's padding, K >= d
+            k = 1 << (d - 1).bit_length()
+            return (hadamard_mechanism.HadamardMechClient(eps, k, t=1),
+                    hadamard_mechanism.HadamardMechServer(eps, k, t=1))
         server = hadamard_response.HadamardResponseServer(eps, d)
         return hadamard_response.HadamardResponseClient(eps, d, server.get_hash_funcs()), server
 
-    if name not in ("GRR", "OUE", "OLH", "HR"):
+    if name not in ("GRR", "OUE", "OLH", "HR", "SHE", "THE", "HM"):
         return None
 
     def run(items: np.ndarray) -> object:
@@ -163,7 +196,7 @@ def _pure_ldp(name: str, d: int, eps: float) -> Callable[[np.ndarray], object] |
 
 
 def _multi_freq_ldpy(name: str, d: int, eps: float) -> Callable[[np.ndarray], object] | None:
-    from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, UE
+    from multi_freq_ldpy.pure_frequency_oracles import GRR, HE, LH, UE
 
     if name == "GRR":
         def run(items: np.ndarray) -> object:
@@ -177,6 +210,10 @@ def _multi_freq_ldpy(name: str, d: int, eps: float) -> Callable[[np.ndarray], ob
         def run(items: np.ndarray) -> object:
             reports = [LH.LH_Client(x, d, eps, optimal=True) for x in items.tolist()]
             return LH.LH_Aggregator_MI(reports, d, eps, optimal=True) * items.size
+    elif name in ("SHE", "THE"):
+        def run(items: np.ndarray) -> object:
+            reports = [HE.HE_Client(x, d, eps) for x in items.tolist()]
+            return HE.HE_Aggregator_MI(reports, d, eps, use_thresh=name == "THE") * items.size
     else:
         return None
     return run
@@ -435,7 +472,8 @@ def markdown(result: dict[str, Any]) -> str:
             ratio = "no peer has it" if not r["peers"] else "no comparable peer"
         else:
             bound = ">= " if r["ratio_is_lower_bound"] else ""
-            ratio = f"{bound}{r['ratio_to_faster_peer']:,.0f}x ({r['faster_peer']})"
+            x = r["ratio_to_faster_peer"]
+            ratio = f"{bound}{x:,.0f}x ({r['faster_peer']})" if x >= 10 else f"{bound}{x:.2g}x ({r['faster_peer']})"
         lines.append(
             f"| {r['mechanism']} | {r['d']:,} | {_rate(r['users_per_s'])} | {r['floor_multiple']:.1f}x | "
             f"{r['mse_ratio']:.3f} ({r['mse_ratio_se']:.3f}) | {r['peak_mb']:.0f} | " + " | ".join(cells)

@@ -317,7 +317,7 @@ def test_a_family_registered_outside_the_kit_appears_in_the_command_line(tmp_pat
     refused = run(*base, "--output", "s.ldpr", "--mechanism", "urr-HALF", "--epsilon", "2")
     assert refused.returncode == 2 and refused.stderr.strip() == "ldpkit perturb: error: --mechanism uRR-half needs --sensitive"
     other = run(*base, "--output", "s.ldpr", "--mechanism", "GRR", "--epsilon", "2", "--sensitive", "x1")
-    assert other.returncode == 2 and "it is a parameter of uRR, uRR-half)" in other.stderr
+    assert other.returncode == 2 and "it is a parameter of uRR, uRAP, uRR-half)" in other.stderr
     calibrated = run(*base, "--output", "c.ldpr", "--contract", "uldp:epsilon=1", "--sensitive", "x0",
                      "--family", "uRR-half")
     assert calibrated.returncode == 0, calibrated.stderr

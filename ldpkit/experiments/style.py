@@ -182,6 +182,10 @@ MECHANISM_STYLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "IDUE-opt0": _look("green", "h"),
     "IDUE-opt1": _look("reddish purple", "p"),
     "IDUE-opt2": _look("black", "d"),
+    # the field's frequency oracles (Field chapter)
+    "SHE": _look("blue", "o"), "THE": _look("sky blue", "o"),
+    "HM": _look("grey", "X"),
+    "uRAP": _look("vermillion", ">"),
     # variants: padding and sampling (ID-LDP), a base's colour with another marker
     "RAPPOR-PS": _look("sky blue", "<"), "OUE-PS": _look("orange", "s"), "IDUE-PS": _look("green", "D"),
     # IPLDP's baselines at eps_max
