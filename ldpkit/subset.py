@@ -573,30 +573,45 @@ def _draw_sets(gen: np.random.Generator, x: np.ndarray, keep: np.ndarray, d: int
     Floyd's algorithm, vectorised over users: to choose ``m`` of ``N = d - 1`` values, for
     ``j = N - m, ..., N - 1`` draw ``t`` uniform in ``[0, j]`` and take ``t``, or ``j`` when ``t``
     is taken already; each step is one draw per active user (users needing ``k - 1`` others start
-    one step later).  When the others are more than half of the ``d - 1`` items, their complement
-    is chosen instead.  Value ``v`` among the others is item ``v + [v >= x]``.
+    one step later), and the chosen items are bits of the packed masks.  When the others are
+    more than half of the ``d - 1`` items, their complement is chosen instead.  Value ``v``
+    among the others is item ``v + [v >= x]``.
     """
     n = x.size
     N = d - 1
+    width = (d + 7) // 8
     need = np.where(keep, k - 1, k)
     complement = 2 * k > N + 1
     size = N - need if complement else need
-    chosen = np.zeros((n, d), dtype=bool)
-    rows = np.arange(n)
+    packed = np.zeros((n, width), dtype=np.uint8)
+    flat = packed.reshape(-1)
+    base = np.arange(n, dtype=np.int64) * width
+    smallest = int(size.min())
     for j in range(N - int(size.max()), N):
-        act = np.flatnonzero(size >= N - j)
-        if act.size == 0:
-            continue
-        xa = x[act]
-        t = gen.integers(0, j + 1, size=act.size)
-        ti = t + (t >= xa)
-        ji = j + (j >= xa)
-        taken = chosen[act, ti]
-        chosen[act, np.where(taken, ji, ti)] = True
+        if j >= N - smallest:  # every user takes part from here on
+            xa, rows = x, base
+        else:
+            act = np.flatnonzero(size >= N - j)
+            xa, rows = x[act], base[act]
+        t = gen.integers(0, j + 1, size=xa.size)
+        t += t >= xa
+        taken = (flat[rows + (t >> 3)] & (_TOP >> (t & 7).astype(np.uint8))) != 0
+        item = np.where(taken, j + (j >= xa), t)
+        flat[rows + (item >> 3)] |= _TOP >> (item & 7).astype(np.uint8)
+    own = base + (x >> 3)
+    bit = _TOP >> (x & 7).astype(np.uint8)
     if complement:
-        np.logical_not(chosen, out=chosen)
-    chosen[rows, x] = keep
-    return np.packbits(chosen, axis=1)
+        np.bitwise_not(packed, out=packed)
+        pad = 8 * width - d
+        if pad:
+            packed[:, -1] &= np.uint8((0xFF << pad) & 0xFF)
+        flat[own] &= ~bit  # the complement of the others holds x: take it out
+    flat[own] |= np.where(keep, bit, np.uint8(0))
+    return packed
+
+
+#: the first bit of a byte in np.packbits order
+_TOP = np.uint8(0x80)
 
 
 #: bit k (np.packbits order) of every byte value, as integers: shape (256, 8)
@@ -619,7 +634,7 @@ class _SubsetSampling:
         gen = as_generator(rng)
         n = x.size
         out = np.empty((n, (self.d + 7) // 8), dtype=np.uint8)
-        step = chunk_rows(n, self.d)
+        step = chunk_rows(n, out.shape[1])  # about 16 MB of packed masks per chunk
         for start in range(0, n, step):
             xs = x[start:start + step]
             kept = gen.random(xs.size) < self.keep[xs]
