@@ -42,7 +42,7 @@ Examples
 >>> round(b.per_user(), 6), round(subset_total_variance(6, 2, 1.0), 6)
 (14.875275, 14.875275)
 >>> b = best_possible(contracts.minidldp([1.0, 1.0, 2.0, 2.0, 2.0]))
->>> round(b.per_user(), 4), b.method[:42]
+>>> round(b.per_user(), 4), b.method[:41]
 (8.1713, 'convex programme over the 24 extreme rays')
 """
 

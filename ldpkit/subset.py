@@ -709,7 +709,7 @@ class SubsetSelection(_SubsetSampling, SupportOracle[SubsetReports]):
     >>> ss, SubsetSelection(10, 1.0, k=2).k
     (SubsetSelection(d=10, epsilon=1, k=3), 2)
     >>> [round(float(v), 1) for v in ss.variance([50, 30, 20, 0, 0, 0, 0, 0, 0, 0])]
-    [293.0, 291.0, 290.1, 288.3, 288.3, 288.3, 288.3, 288.3, 288.3, 288.3]
+    [319.5, 305.3, 298.2, 283.9, 283.9, 283.9, 283.9, 283.9, 283.9, 283.9]
     """
 
     def __init__(self, d: int, epsilon: float, k: Optional[int] = None) -> None:
