@@ -19,7 +19,7 @@ HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry", "_buildi
 CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
 #: a family module declares its family (``family``) and may read a promise (``contracts``)
 ORACLES = CORE | {"base", "postprocess", "contracts", "family"}
-MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip"}
+MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip", "subset"}
 
 #: what each top-level unit may import from ldpkit (besides itself)
 ALLOWED: dict[str, set[str]] = {
@@ -52,8 +52,10 @@ ALLOWED: dict[str, set[str]] = {
     "iprr": ORACLES,
     "padding": ORACLES,
     "idue": ORACLES | {"unary", "padding"},
+    "subset": ORACLES,
     "datasets": {"_rng", "_validation", "sets"},
     "calibration": {"_validation", "accountant", "contracts", "family"},
+    "optimal": {"_solvers", "_validation", "contracts", "family", "calibration", "subset"},
     "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant", "family"},
     "notion_map": {"_rng", "_validation", "accountant", "channels", "contracts", "family"},
     "streaming": {"_rng", "_validation", "base"},

@@ -49,6 +49,7 @@ BUILTIN = {
     "IDUE-PS": ("gu2020idldp", "ldpkit.idue.itemsets"), "Channel": ("kairouz2016discrete", "ldpkit.channel_oracle"),
     "SHE": ("wang2017locally", "ldpkit.histogram"), "THE": ("wang2017locally", "ldpkit.histogram"),
     "HM": ("cormode2021frequency", "ldpkit.hadamard_mechanism"), "uRAP": ("murakami2019utility", "ldpkit.urap"),
+    "SS": ("ye2018optimal", "ldpkit.subset"), "ID-SS": ("ye2018optimal", "ldpkit.subset"),
 }
 
 
@@ -64,8 +65,8 @@ def test_every_builtin_family_is_declared_once_in_its_module() -> None:
         assert (fam.audit is None) == bool(fam.audit_skip), name  # audited, or the reason it is not
     # calibration sees the budget families in the order the synthesis tables have always shown
     assert [f.name for f in families(budget=True)] == [
-        "GRR", "RAPPOR", "OUE", "SHE", "THE", "OLH", "HR", "HM", "FHR", "uRR", "uRAP", "IPRR", "IDUE-opt0", "IDUE-opt1",
-        "IDUE-opt2", "LIP-kary", "LIP-binary", "OUE-PS", "RAPPOR-PS", "IDUE-PS"]
+        "GRR", "RAPPOR", "OUE", "SHE", "THE", "OLH", "SS", "HR", "HM", "FHR", "uRR", "uRAP", "IPRR", "IDUE-opt0",
+        "IDUE-opt1", "IDUE-opt2", "ID-SS", "LIP-kary", "LIP-binary", "OUE-PS", "RAPPOR-PS", "IDUE-PS"]
     assert [f.name for f in families(inputs="itemsets")] == ["OUE-PS", "RAPPOR-PS", "IDUE-PS"]
     assert get_family("KRR").name == "GRR" and get_family("SUE").name == "RAPPOR" and get_family("IDUE").name == "IDUE-opt0"
 
@@ -78,7 +79,8 @@ def test_each_family_states_its_own_sweeps() -> None:
         "HR": ["HR"], "FHR": ["FHR"], "uRR": ["URR"], "IPRR": ["IPRR"], "IDUE-opt0": ["IDUE-opt0"],
         "IDUE-opt1": ["IDUE-opt1"], "IDUE-opt2": ["IDUE-opt2"], "LIP-kary": [], "LIP-binary": ["BinaryRR-LIP"],
         "OUE-PS": ["OUE-PS"], "RAPPOR-PS": ["RAPPOR-PS"], "IDUE-PS": ["IDUE-PS"], "Channel": ["ChannelOracle"],
-        "SHE": ["SHE"], "THE": ["THE"], "HM": ["HM"], "uRAP": ["URAP"]}
+        "SHE": ["SHE"], "THE": ["THE"], "HM": ["HM"], "uRAP": ["URAP"],
+        "SS": ["SS", "SS(k=2)"], "ID-SS": ["ID-SS"]}
 
 
 def test_every_family_states_the_report_kind_of_its_members() -> None:
@@ -86,7 +88,8 @@ def test_every_family_states_the_report_kind_of_its_members() -> None:
     for fam in families():
         assert fam.reports in kinds, fam.name
         assert fam.codec is None or fam.codec in registered_codecs(), fam.name
-    assert {c.kind for f in families() if f.codec is not None for c in [f.codec]} == {"unary", "hashed", "pair", "histogram", "coefficient"}
+    assert {c.kind for f in families() if f.codec is not None for c in [f.codec]} == {
+        "unary", "hashed", "pair", "histogram", "coefficient", "subset"}
 
 
 def test_family_of_is_the_family_declaring_the_exact_class() -> None:

@@ -205,6 +205,8 @@ MECHANISM_STYLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "Sym-LIP eps/2 (eq. 23)": _look("green", "+"),
     # the k-ary LIP optimum (LIP chapter's extension; audited in the auditing chapter)
     "LIP-kary": _look("vermillion", "*"),
+    # subset selection and its input-discriminative form (the field chapter)
+    "SS": _look("vermillion", "o"), "ID-SS": _look("black", "o"),
 })
 #: names that are another name of one mechanism (the IPLDP paper's KRR is GRR, its uRR is URR)
 MECHANISM_ALIASES: Mapping[str, str] = MappingProxyType({
