@@ -126,7 +126,7 @@ def grr_off_by_one(d: int, eps: float) -> ExplicitChannel:
 
 def _olh_blocks(d: int, eps: float) -> tuple[OLH, np.ndarray]:
     olh = OLH(d, eps)
-    m = olh.channel().matrix
+    m = olh.pool_channel().matrix
     return olh, m.reshape(d, -1, olh.g)
 
 
@@ -193,7 +193,7 @@ _BUILD: dict[str, Callable[[], Mutant]] = {
         grr_off_by_one(_D, _EPS), _explicit(GRR(_D, _EPS).channel()), "ldp", _EPS, 10_000),
     "olh-hash-range": lambda: Mutant(
         "olh-hash-range", "OLH randomising over g - 1 buckets while hashing into g",
-        olh_range_mismatch(_D, _EPS), _explicit(OLH(_D, _EPS).channel()), "ldp", _EPS, 300_000),
+        olh_range_mismatch(_D, _EPS), OLH(_D, _EPS).pool_channel(), "ldp", _EPS, 300_000),
     "idue-dropped-constraint": lambda: Mutant(
         "idue-dropped-constraint", "IDUE with one item's pair constraints dropped (its a raised 25%)",
         idue_dropped_constraint(_IDUE_BUDGETS), _explicit(IDUE(_IDUE_BUDGETS, model="opt1").channel()), "pairwise",
@@ -209,7 +209,7 @@ _CONTROLS: dict[str, Callable[[], Mutant]] = {
         oue_swapped(_D, _EPS), _explicit(OUE(_D, _EPS).channel()), "ldp", _EPS, 0),
     "olh-biased-hash": lambda: Mutant(
         "olh-biased-hash", "OLH with a hash biased to one bucket (not a privacy bug)",
-        olh_biased_hash(_D, _EPS), _explicit(OLH(_D, _EPS).channel()), "ldp", _EPS, 0),
+        olh_biased_hash(_D, _EPS), OLH(_D, _EPS).pool_channel(), "ldp", _EPS, 0),
 }
 
 
