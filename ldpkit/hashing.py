@@ -34,6 +34,13 @@ registered here (Field chapter, :ref:`field-hashing`) give, without enumerating 
 * the mutual information of a pool of hash functions: the average over the pool of the base's
   mutual information under the prior pushed onto the cells (:prf:ref:`thm-hashed-mip`).
 
+The families with a pool share their estimator (:class:`PooledHashOracle`): the probability that a
+report supports item ``i`` depends on whether the user's hash sends ``i`` and the user's item to the
+same cell, so with a finite pool it depends on the pair, and the unbiased estimator inverts the
+pool's ``d x d`` support matrix (:prf:ref:`thm-pooled-estimator`); the estimator of the papers and
+of the peer libraries assumes every pair collides with probability ``1/m`` and is biased by the
+pool's actual collisions.
+
 The supremum over outcomes is the notion's value: a notion defined by a worst output is the
 worst over hash outcomes of its value given the outcome; mutual information is an average over
 outputs, so over hash outcomes too.
@@ -49,8 +56,11 @@ from typing import Any, ClassVar, Literal, Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import ArgumentTypeError, check_positive_int, check_probability, describe
+from ._sampling import chunk_rows
+from ._validation import (ArgumentTypeError, check_counts, check_positive_int, check_probability, check_real_counts,
+                          describe)
 from .accountant import REL_TOL, FLDPParameters, ULDPResult, Witness, apply_pair_rule, register_closed_form
+from .base import FrequencyOracle, ReportT, check_support
 from .channels import Channel, ExplicitChannel
 
 __all__ = [
@@ -58,6 +68,8 @@ __all__ = [
     "HashedChannel",
     "MAX_SUPPORT_BITS",
     "Base",
+    "PooledHashOracle",
+    "pool_chunk",
     "hadamard_signs",
     "support_masks",
     "walsh_hadamard",
@@ -517,3 +529,157 @@ def _fldp_hashed(ch: HashedChannel) -> FLDPParameters:
     """Every output is shared by every pair of inputs: fraction 1, and the LDP log-ratio (:prf:ref:`thm-hashed-pairwise`)."""
     value, pair = _worst_pair(ch)
     return FLDPParameters(1.0, (0, 1), value, pair, 1.0)
+
+
+# ---------------------------------------------------------------------------- a pool of hash functions
+#: cells per block of the pool's ``k x d x d`` reductions (collision and second-moment matrices)
+POOL_CHUNK_CELLS = 1 << 22
+
+
+class PooledHashOracle(FrequencyOracle[ReportT]):
+    """A hashed oracle with a public pool of ``k`` hash functions (FLH, CMS, HCMS): exact estimator and variance.
+
+    A user holding ``x`` draws ``J`` uniform in the pool and reports through the base channel
+    applied to cell ``h_J(x)``.  The report *supports* item ``i`` (counted by :meth:`aggregate`)
+    with probability ``hit`` when ``h_J(i) = h_J(x)`` and ``miss`` otherwise, so
+    ``E[C] = A n`` with ``A[i, x] = miss + (hit - miss) K[i, x]`` and ``K[i, x]`` the share of the
+    pool that sends ``i`` and ``x`` to one cell (``K[i, i] = 1``).  The unbiased estimator is
+    ``A^-1 C`` and its exact variance ``diag(A^-1 M A^-T) - c`` with ``M`` the second moments of the
+    support indicators summed over users (Field chapter, :prf:ref:`thm-pooled-estimator`).  With
+    every pair colliding at rate ``1/m`` it is the papers' estimator, :meth:`ideal_estimate_from_support`.
+
+    A subclass calls :meth:`_init_pool` and implements sampling and aggregation.  Support counts of
+    different items are correlated through the shared hash, so :meth:`~ldpkit.base.FrequencyOracle.simulate`
+    runs the per-user path (:attr:`aggregate_simulation_exact` is ``False``).
+    """
+
+    aggregate_simulation_exact = False
+
+    #: the base channel over the cells: ``"grr"``, ``"unary"`` or ``"hadamard"``
+    base: str
+    #: the pool: ``pool[j, i]`` is the cell of item ``i`` under hash function ``j`` (read-only)
+    pool: np.ndarray
+    #: number of cells ``m``
+    cells: int
+    #: support probability when the item shares the user's cell, and when it does not
+    hit: float
+    miss: float
+
+    def _init_pool(self, pool: np.ndarray, cells: int, p: float, q: float) -> None:
+        """Set the pool (``k x d`` cells) and the base's probabilities; refuse a pool that cannot tell two items apart."""
+        table = np.ascontiguousarray(pool, dtype=np.int64)
+        table.setflags(write=False)
+        k = table.shape[0]
+        _, first, counts = np.unique(table.T, axis=0, return_index=True, return_counts=True)
+        if np.any(counts > 1):
+            group = np.asarray(np.unique(table.T, axis=0, return_inverse=True)[1]).reshape(-1)
+            twins = np.flatnonzero(group == group[first[np.flatnonzero(counts > 1)[0]]])[:2]
+            raise ValueError(f"every hash function of the pool sends items {int(twins[0])} and {int(twins[1])} to "
+                             f"one cell: no estimator can tell them apart; take a larger pool (k={k})")
+        if k * (cells - 1) + 1 < self.d:
+            raise ValueError(f"a pool of k={k} hash functions into {cells} cells separates at most "
+                             f"k (m - 1) + 1 = {k * (cells - 1) + 1} items linearly, fewer than d={self.d}")
+        self.pool = table
+        self.k = k
+        self.cells = cells
+        self._p, self._q = p, q
+        self.hit, self.miss = (p, 0.5) if self.base == "hadamard" else (p, q)
+        self._inverse: Optional[np.ndarray] = None
+
+    def channel(self) -> HashedChannel:
+        """Exact channel over the pool's hash functions, outputs the supported item sets (:prf:ref:`def-hashed-channel`)."""
+        return HashedChannel(self.d, self.base, self.cells, self._p, self._q, self.pool)
+
+    # ------------------------------------------------------------------ the support matrix
+    def _blocks(self) -> Iterator[np.ndarray]:
+        step = max(1, POOL_CHUNK_CELLS // (self.d * self.d))
+        for start in range(0, self.k, step):
+            yield self.pool[start : start + step]
+
+    def collisions(self) -> np.ndarray:
+        """``K[i, x]``: the share of the pool's hash functions that send items ``i`` and ``x`` to one cell."""
+        out = np.zeros((self.d, self.d))
+        for block in self._blocks():
+            out += (block[:, :, None] == block[:, None, :]).sum(axis=0)
+        return out / self.k
+
+    def support_matrix(self) -> np.ndarray:
+        """``A[i, x] = P(a report of a user holding x supports i) = miss + (hit - miss) K[i, x]``."""
+        return self.miss + (self.hit - self.miss) * self.collisions()
+
+    def _solver(self) -> np.ndarray:
+        if self._inverse is None:
+            A = self.support_matrix()
+            cond = np.linalg.cond(A)
+            if not np.isfinite(cond) or cond > 1e12:
+                raise ValueError(f"the pool's support matrix is singular (condition number {cond:.3g}): its hash "
+                                 f"functions do not separate the {self.d} items; take a larger pool (k={self.k})")
+            self._inverse = np.linalg.inv(A)
+        return self._inverse
+
+    # ------------------------------------------------------------------ estimation
+    def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
+        """``A^-1 C``: unbiased for the pool's exact collisions (:prf:ref:`thm-pooled-estimator`)."""
+        c = check_support(support, self.d, n)
+        out: np.ndarray = self._solver() @ c.astype(float)
+        return out
+
+    def ideal_estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
+        """The papers' (and the peers') estimator: ``(C - n q*) / (p* - q*)`` with ``q* = miss + (hit - miss)/m``.
+
+        Unbiased if every pair of items collided with probability ``1/m``; with a finite pool it is
+        biased by ``sum_x c_x (hit - miss) (K[i, x] - 1/m) / (p* - q*)`` (:prf:ref:`thm-pooled-estimator`).
+        """
+        c = check_support(support, self.d, n)
+        q_star = self.miss + (self.hit - self.miss) / self.cells
+        return (c.astype(float) - n * q_star) / (self.hit - q_star)
+
+    def second_moments(self, counts: ArrayLike) -> np.ndarray:
+        """``M[i, l] = sum_x c_x E[Z_i Z_l | x]`` with ``Z`` a report's support indicators (real counts allowed)."""
+        c = check_real_counts(counts, self.d)
+        n = float(c.sum())
+        m, p, q = self.cells, self._p, self._q
+        out = np.zeros((self.d, self.d))
+        for block in self._blocks():
+            b = block.shape[0]
+            flat = (np.arange(b)[:, None] * m + block).ravel()
+            totals = np.bincount(flat, weights=np.broadcast_to(c, block.shape).ravel(), minlength=b * m).reshape(b, m)
+            T = np.take_along_axis(totals, block, axis=1)  # (b, d): users whose item shares item i's cell
+            same = block[:, :, None] == block[:, None, :]
+            if self.base == "grr":
+                out += (same * (p * T + q * (n - T))[:, :, None]).sum(axis=0)
+            elif self.base == "unary":
+                Ti, Tl = T[:, :, None], T[:, None, :]
+                apart = p * q * (Ti + Tl) + q * q * (n - Ti - Tl)
+                out += np.where(same, (p * T + q * (n - T))[:, :, None], apart).sum(axis=0)
+            else:
+                delta = p - 0.5
+                out += 0.5 * (0.5 * n + delta * T[:, :, None] + 0.5 * n * same + delta * T[:, None, :]).sum(axis=0)
+        return out / self.k
+
+    def variance_at(self, counts: ArrayLike) -> np.ndarray:
+        """``diag(A^-1 M A^-T) - c``, exact (:prf:ref:`thm-pooled-estimator`); linear in the counts, which may be real."""
+        c = check_real_counts(counts, self.d)
+        inv = self._solver()
+        M = self.second_moments(c)
+        out: np.ndarray = np.einsum("ij,jk,ik->i", inv, M, inv) - c
+        return np.maximum(out, 0.0)
+
+    def variance(self, counts: ArrayLike) -> np.ndarray:
+        """Exact variance of every count estimate (:meth:`variance_at` at integer counts)."""
+        return self.variance_at(check_counts(counts, self.d).astype(float))
+
+    def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        items = np.repeat(np.arange(self.d), counts)
+        out: np.ndarray = self.aggregate(self.perturb(items, rng))
+        return out
+
+    def _cells_per_report(self, rows: np.ndarray) -> np.ndarray:
+        """``(n, d)`` cells of every item under each report's hash function (chunks of the callers)."""
+        out: np.ndarray = self.pool[rows]
+        return out
+
+
+def pool_chunk(n: int, d: int) -> int:
+    """Reports per block when a pooled family expands each report over the ``d`` items."""
+    return chunk_rows(n, d, POOL_CHUNK_CELLS)

@@ -47,6 +47,8 @@ BUILTIN = {
     "LIP-kary": ("jiang2018lip", "ldpkit.lip.kary"), "LIP-binary": ("jiang2018lip", "ldpkit.lip.binary_optimal"),
     "OUE-PS": ("wang2018locally", "ldpkit.idue.itemsets"), "RAPPOR-PS": ("wang2018locally", "ldpkit.idue.itemsets"),
     "IDUE-PS": ("gu2020idldp", "ldpkit.idue.itemsets"), "Channel": ("kairouz2016discrete", "ldpkit.channel_oracle"),
+    "BLH": ("wang2017locally", "ldpkit.blh"), "FLH": ("cormode2021frequency", "ldpkit.flh"),
+    "CMS": ("apple2017learning", "ldpkit.sketch"), "HCMS": ("apple2017learning", "ldpkit.sketch"),
 }
 
 
@@ -62,7 +64,7 @@ def test_every_builtin_family_is_declared_once_in_its_module() -> None:
         assert (fam.audit is None) == bool(fam.audit_skip), name  # audited, or the reason it is not
     # calibration sees the budget families in the order the synthesis tables have always shown
     assert [f.name for f in families(budget=True)] == [
-        "GRR", "RAPPOR", "OUE", "OLH", "HR", "FHR", "uRR", "IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2",
+        "GRR", "RAPPOR", "OUE", "OLH", "BLH", "FLH", "CMS", "HCMS", "HR", "FHR", "uRR", "IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2",
         "LIP-kary", "LIP-binary", "OUE-PS", "RAPPOR-PS", "IDUE-PS"]
     assert [f.name for f in families(inputs="itemsets")] == ["OUE-PS", "RAPPOR-PS", "IDUE-PS"]
     assert get_family("KRR").name == "GRR" and get_family("SUE").name == "RAPPOR" and get_family("IDUE").name == "IDUE-opt0"
@@ -75,7 +77,8 @@ def test_each_family_states_its_own_sweeps() -> None:
         "GRR": ["GRR"], "RAPPOR": ["RAPPOR"], "OUE": ["OUE"], "UE": ["UnaryEncoding"], "OLH": ["OLH", "OLH(g=3)"],
         "HR": ["HR"], "FHR": ["FHR"], "uRR": ["URR"], "IPRR": ["IPRR"], "IDUE-opt0": ["IDUE-opt0"],
         "IDUE-opt1": ["IDUE-opt1"], "IDUE-opt2": ["IDUE-opt2"], "LIP-kary": [], "LIP-binary": ["BinaryRR-LIP"],
-        "OUE-PS": ["OUE-PS"], "RAPPOR-PS": ["RAPPOR-PS"], "IDUE-PS": ["IDUE-PS"], "Channel": ["ChannelOracle"]}
+        "OUE-PS": ["OUE-PS"], "RAPPOR-PS": ["RAPPOR-PS"], "IDUE-PS": ["IDUE-PS"], "Channel": ["ChannelOracle"],
+        "BLH": ["BLH"], "FLH": ["FLH"], "CMS": ["CMS"], "HCMS": ["HCMS"]}
 
 
 def test_every_family_states_the_report_kind_of_its_members() -> None:
@@ -83,7 +86,8 @@ def test_every_family_states_the_report_kind_of_its_members() -> None:
     for fam in families():
         assert fam.reports in kinds, fam.name
         assert fam.codec is None or fam.codec in registered_codecs(), fam.name
-    assert {c.kind for f in families() if f.codec is not None for c in [f.codec]} == {"unary", "hashed", "pair"}
+    assert {c.kind for f in families() if f.codec is not None for c in [f.codec]} == {"unary", "hashed", "pair", "sketch",
+                                                                                       "hadamard-sketch"}
 
 
 def test_family_of_is_the_family_declaring_the_exact_class() -> None:
