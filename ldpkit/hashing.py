@@ -542,15 +542,18 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     A user holding ``x`` draws ``J`` uniform in the pool and reports through the base channel
     applied to cell ``h_J(x)``.  The report *supports* item ``i`` (counted by :meth:`aggregate`)
     with probability ``hit`` when ``h_J(i) = h_J(x)`` and ``miss`` otherwise, so
-    ``E[C] = A n`` with ``A[i, x] = miss + (hit - miss) K[i, x]`` and ``K[i, x]`` the share of the
-    pool that sends ``i`` and ``x`` to one cell (``K[i, i] = 1``).  The unbiased estimator is
-    ``A^-1 C`` and its exact variance ``diag(A^-1 M A^-T) - c`` with ``M`` the second moments of the
-    support indicators summed over users (Field chapter, :prf:ref:`thm-pooled-estimator`).  With
-    every pair colliding at rate ``1/m`` it is the papers' estimator, :meth:`ideal_estimate_from_support`.
+    ``E[C] = miss n + (hit - miss) K c`` with ``K[i, x]`` the share of the pool that sends ``i``
+    and ``x`` to one cell (``K[i, i] = 1``) and ``n`` the number of users.  Writing
+    ``K = K~ + J/m`` (``J`` all ones), the unbiased estimator is
+    ``c_hat = K~^-1 [(C - miss n) / (hit - miss) - n/m]`` with an exact variance (Field chapter,
+    :prf:ref:`thm-pooled-estimator`).  When every pair collides at rate ``1/m``, ``K~ = (1 - 1/m) I``
+    and it is the papers' estimator, :meth:`ideal_estimate_from_support`; a finite pool's
+    collisions make that one biased.
 
-    A subclass calls :meth:`_init_pool` and implements sampling and aggregation.  Support counts of
-    different items are correlated through the shared hash, so :meth:`~ldpkit.base.FrequencyOracle.simulate`
-    runs the per-user path (:attr:`aggregate_simulation_exact` is ``False``).
+    A subclass sets :attr:`base`, calls :meth:`_init_pool` and implements sampling and
+    aggregation.  Support counts of different items are correlated through the shared hash, so
+    :meth:`~ldpkit.base.FrequencyOracle.simulate` runs the per-user path
+    (:attr:`aggregate_simulation_exact` is ``False``).
     """
 
     aggregate_simulation_exact = False
@@ -559,6 +562,8 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     base: str
     #: the pool: ``pool[j, i]`` is the cell of item ``i`` under hash function ``j`` (read-only)
     pool: np.ndarray
+    #: number of hash functions in the pool
+    k: int
     #: number of cells ``m``
     cells: int
     #: support probability when the item shares the user's cell, and when it does not
@@ -566,19 +571,19 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     miss: float
 
     def _init_pool(self, pool: np.ndarray, cells: int, p: float, q: float) -> None:
-        """Set the pool (``k x d`` cells) and the base's probabilities; refuse a pool that cannot tell two items apart."""
+        """Set the pool (``k x d`` cells) and the base's probabilities; refuse a pool that cannot tell items apart."""
         table = np.ascontiguousarray(pool, dtype=np.int64)
         table.setflags(write=False)
         k = table.shape[0]
-        _, first, counts = np.unique(table.T, axis=0, return_index=True, return_counts=True)
+        _, group, counts = np.unique(table.T, axis=0, return_inverse=True, return_counts=True)
+        group = np.asarray(group).reshape(-1)
         if np.any(counts > 1):
-            group = np.asarray(np.unique(table.T, axis=0, return_inverse=True)[1]).reshape(-1)
-            twins = np.flatnonzero(group == group[first[np.flatnonzero(counts > 1)[0]]])[:2]
+            twins = np.flatnonzero(group == group[np.flatnonzero(counts[group] > 1)[0]])[:2]
             raise ValueError(f"every hash function of the pool sends items {int(twins[0])} and {int(twins[1])} to "
                              f"one cell: no estimator can tell them apart; take a larger pool (k={k})")
-        if k * (cells - 1) + 1 < self.d:
-            raise ValueError(f"a pool of k={k} hash functions into {cells} cells separates at most "
-                             f"k (m - 1) + 1 = {k * (cells - 1) + 1} items linearly, fewer than d={self.d}")
+        if k * (cells - 1) < self.d:
+            raise ValueError(f"a pool of k={k} hash functions into m={cells} cells tells at most k (m - 1) = "
+                             f"{k * (cells - 1)} items apart, fewer than d={self.d}; take a larger pool")
         self.pool = table
         self.k = k
         self.cells = cells
@@ -603,32 +608,31 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
             out += (block[:, :, None] == block[:, None, :]).sum(axis=0)
         return out / self.k
 
-    def support_matrix(self) -> np.ndarray:
-        """``A[i, x] = P(a report of a user holding x supports i) = miss + (hit - miss) K[i, x]``."""
-        return self.miss + (self.hit - self.miss) * self.collisions()
-
     def _solver(self) -> np.ndarray:
+        """``K~^-1`` with ``K~ = K - J/m`` (computed once)."""
         if self._inverse is None:
-            A = self.support_matrix()
-            cond = np.linalg.cond(A)
+            centred = self.collisions() - 1.0 / self.cells
+            cond = np.linalg.cond(centred)
             if not np.isfinite(cond) or cond > 1e12:
-                raise ValueError(f"the pool's support matrix is singular (condition number {cond:.3g}): its hash "
-                                 f"functions do not separate the {self.d} items; take a larger pool (k={self.k})")
-            self._inverse = np.linalg.inv(A)
+                raise ValueError(f"the pool's collision matrix is singular (condition number {cond:.3g}): its hash "
+                                 f"functions do not tell the {self.d} items apart; take a larger pool (k={self.k})")
+            self._inverse = np.linalg.inv(centred)
         return self._inverse
 
     # ------------------------------------------------------------------ estimation
     def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
-        """``A^-1 C``: unbiased for the pool's exact collisions (:prf:ref:`thm-pooled-estimator`)."""
+        """``K~^-1 [(C - miss n) / (hit - miss) - n/m]``: unbiased for the pool's own collisions (:prf:ref:`thm-pooled-estimator`)."""
         c = check_support(support, self.d, n)
-        out: np.ndarray = self._solver() @ c.astype(float)
+        rhs = (c.astype(float) - self.miss * n) / (self.hit - self.miss) - n / self.cells
+        out: np.ndarray = self._solver() @ rhs
         return out
 
     def ideal_estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
-        """The papers' (and the peers') estimator: ``(C - n q*) / (p* - q*)`` with ``q* = miss + (hit - miss)/m``.
+        """The papers' (and the peers') estimator: ``(C - n q*) / (hit - q*)`` with ``q* = miss + (hit - miss)/m``.
 
-        Unbiased if every pair of items collided with probability ``1/m``; with a finite pool it is
-        biased by ``sum_x c_x (hit - miss) (K[i, x] - 1/m) / (p* - q*)`` (:prf:ref:`thm-pooled-estimator`).
+        Unbiased if every pair of items collided with probability ``1/m``; with a finite pool its
+        bias on item ``i`` is ``sum_x c_x (K[i, x] - 1/m) / (1 - 1/m)`` over ``x != i``
+        (:prf:ref:`thm-pooled-estimator`).
         """
         c = check_support(support, self.d, n)
         q_star = self.miss + (self.hit - self.miss) / self.cells
@@ -658,11 +662,18 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
         return out / self.k
 
     def variance_at(self, counts: ArrayLike) -> np.ndarray:
-        """``diag(A^-1 M A^-T) - c``, exact (:prf:ref:`thm-pooled-estimator`); linear in the counts, which may be real."""
+        """Exact variance at real-valued counts (:prf:ref:`thm-pooled-estimator`).
+
+        With ``G = K~^-1 / (hit - miss)``, ``u = K~^-1 1`` and ``s = miss / (hit - miss) + 1/m``:
+        ``Var_i = (G M G^T)_ii - c_i (1 + 2 s u_i) - s^2 n u_i^2``, ``M`` the :meth:`second_moments`.
+        """
         c = check_real_counts(counts, self.d)
         inv = self._solver()
+        G = inv / (self.hit - self.miss)
+        u = inv.sum(axis=1)
+        s = self.miss / (self.hit - self.miss) + 1.0 / self.cells
         M = self.second_moments(c)
-        out: np.ndarray = np.einsum("ij,jk,ik->i", inv, M, inv) - c
+        out: np.ndarray = np.einsum("ij,jk,ik->i", G, M, G) - c * (1.0 + 2.0 * s * u) - s * s * c.sum() * u * u
         return np.maximum(out, 0.0)
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
@@ -672,11 +683,6 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         items = np.repeat(np.arange(self.d), counts)
         out: np.ndarray = self.aggregate(self.perturb(items, rng))
-        return out
-
-    def _cells_per_report(self, rows: np.ndarray) -> np.ndarray:
-        """``(n, d)`` cells of every item under each report's hash function (chunks of the callers)."""
-        out: np.ndarray = self.pool[rows]
         return out
 
 
