@@ -78,7 +78,7 @@ class FLH(PooledHashOracle[HashedReports]):
     >>> flh.g, flh.k, round(accountant.ldp_epsilon(flh), 6)
     (4, 1024, 1.0)
     >>> reports = flh.perturb(np.repeat(np.arange(10), 100), rng=0)
-    >>> reports.seeds.max() < flh.k                     # every seed is one of the pool's
+    >>> bool(reports.seeds.max() < flh.k)               # every seed is one of the pool's
     True
     >>> flh.estimate(reports).shape
     (10,)
