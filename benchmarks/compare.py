@@ -4,9 +4,9 @@ One command measures, on this machine and in one run:
 
 * **end to end** (client perturbation + aggregation + estimation) for n users (default
   1,000,000), d = 100 and 1,000 items, eps = 1, Zipf data: GRR, OUE, OLH, HR, FHR, IPRR, IDUE, SHE,
-  THE, HM and uRAP (uRAP: the first tenth of the items sensitive, ULDP budget eps) in ldpkit and
-  in every peer library that has the mechanism (pure-ldp 1.2.0, multi-freq-ldpy 0.2.5; no peer
-  has uRAP).  Libraries are interleaved (each repeat runs every library of a cell in turn) and the
+  THE, HM, uRAP (the first tenth of the items sensitive, ULDP budget eps), SS, BLH, FLH, CMS and
+  HCMS in ldpkit and in every peer library that has the mechanism (pure-ldp 1.2.0, multi-freq-ldpy
+  0.2.5; no peer has uRAP).  Libraries are interleaved (each repeat runs every library of a cell in turn) and the
   median of ``--repeats`` runs is reported, as users per second and as ldpkit's ratio to the
   faster peer.  A peer that cannot be imported is reported as such.
 * **peer sizes**: the peers loop over users in Python.  A peer whose predicted time at full n fits
@@ -58,7 +58,8 @@ from ldpkit import lip
 from ldpkit.budgets import apportion
 from ldpkit.olh import OLH, seed_parameters
 
-MECHANISMS = ("GRR", "OUE", "OLH", "HR", "FHR", "IPRR", "IDUE", "SHE", "THE", "HM", "uRAP", "SS")
+MECHANISMS = ("GRR", "OUE", "OLH", "HR", "FHR", "IPRR", "IDUE", "SHE", "THE", "HM", "uRAP", "SS", "BLH", "FLH", "CMS",
+              "HCMS")
 PEER_LIBRARIES = ("pure-ldp", "multi-freq-ldpy")
 KOSARAK_N, KOSARAK_D = 990_002, 41_270
 ZIPF_EXPONENT = 1.1
@@ -103,6 +104,11 @@ def make_ldpkit(name: str, d: int, eps: float) -> ldpkit.FrequencyOracle:
         from ldpkit.subset import SubsetSelection
 
         return SubsetSelection(d, eps)  # the best subset size
+    if name in ("BLH", "FLH", "CMS", "HCMS"):
+        from ldpkit.blh import BLH
+        from ldpkit.flh import FLH
+        from ldpkit.sketch import CMS, HCMS
+        return {"BLH": BLH, "FLH": FLH, "CMS": CMS, "HCMS": HCMS}[name](d, eps)
     raise ValueError(f"unknown mechanism {name!r}; expected one of {MECHANISMS}")
 
 
@@ -149,6 +155,24 @@ def floor_draws(name: str, mech: Any, n: int) -> Callable[[np.random.Generator],
         return she
     if name == "SS":
         return lambda g: _subset_floor(g, mech, n)
+    # BLH is OLH's perturb with g = 2; FLH draws a pool index instead of a seed
+    if name in ("BLH", "FLH"):
+        top = 2**64 if name == "BLH" else mech.k
+        return lambda g: (g.integers(0, top, size=n, dtype=np.uint64), g.random(n),
+                          g.integers(0, mech.g - 1, size=n))
+    if name == "CMS":  # a pool index, one 16-bit integer per byte of the m bits, one double per user
+        n_bytes = (mech.m + 7) // 8
+        rows_cms = max(1, (1 << 24) // mech.m)
+
+        def sketch(g: np.random.Generator) -> None:
+            g.integers(0, mech.k, size=n)
+            for start in range(0, n, rows_cms):
+                g.integers(0, 65536, size=(min(rows_cms, n - start), n_bytes), dtype=np.uint16)
+            g.random(n)
+
+        return sketch
+    if name == "HCMS":  # a pool index, a coefficient and a double per user
+        return lambda g: (g.integers(0, mech.k, size=n), g.integers(0, mech.m, size=n), g.random(n))
     raise ValueError(f"no floor defined for {name!r}")
 
 
@@ -185,6 +209,8 @@ def olh_hash_floor(n: int, d: int, seed: int) -> Callable[[], None]:
 def _pure_ldp(name: str, d: int, eps: float) -> Callable[[np.ndarray], object] | None:
     from pure_ldp.frequency_oracles import direct_encoding, hadamard_response, local_hashing, unary_encoding
     from pure_ldp.frequency_oracles import hadamard_mechanism, histogram_encoding
+    from pure_ldp.frequency_oracles.apple_cms import CMSClient
+    from pure_ldp.frequency_oracles.local_hashing import FastLHClient, FastLHServer
 
     def make() -> tuple[Any, Any]:
         if name == "GRR":
@@ -202,10 +228,33 @@ def _pure_ldp(name: str, d: int, eps: float) -> Callable[[np.ndarray], object] |
             k = 1 << (d - 1).bit_length()
             return (hadamard_mechanism.HadamardMechClient(eps, k, t=1),
                     hadamard_mechanism.HadamardMechServer(eps, k, t=1))
+        if name == "BLH":
+            return (local_hashing.LHClient(eps, d, g=2, use_olh=False),
+                    local_hashing.LHServer(eps, d, g=2, use_olh=False))
         server = hadamard_response.HadamardResponseServer(eps, d)
         return hadamard_response.HadamardResponseClient(eps, d, server.get_hash_funcs()), server
 
-    if name not in ("GRR", "OUE", "OLH", "HR", "SHE", "THE", "HM"):
+    if name == "FLH":  # client and server given the same g (their defaults differ: the book's field_hashing)
+        mech = make_ldpkit(name, d, eps)
+
+        def run_flh(items: np.ndarray) -> object:
+            client = FastLHClient(eps, d, mech.k, g=mech.g, use_olh=False)
+            server = FastLHServer(eps, d, mech.k, g=mech.g, use_olh=False)
+            for x in items.tolist():
+                server.aggregate(client.privatise(x + 1))
+            return server.estimate_all(range(1, d + 1))
+        return run_flh
+    if name in ("CMS", "HCMS"):
+        mech = make_ldpkit(name, d, eps)
+
+        def run_cms(items: np.ndarray) -> object:
+            server = _pure_ldp_cms_server(eps, mech.k, mech.m, name == "HCMS")
+            client = CMSClient(eps, server.get_hash_funcs(), mech.m, is_hadamard=name == "HCMS")
+            for x in items.tolist():
+                server.aggregate(client.privatise(x))
+            return server.estimate_all(range(d))
+        return run_cms
+    if name not in ("GRR", "OUE", "OLH", "HR", "BLH", "SHE", "THE", "HM"):
         return None
 
     def run(items: np.ndarray) -> object:
@@ -241,9 +290,34 @@ def _multi_freq_ldpy(name: str, d: int, eps: float) -> Callable[[np.ndarray], ob
         def run(items: np.ndarray) -> object:  # its own subset size: d / (e^eps + 1) rounded
             reports = [SS.SS_Client(x, d, eps) for x in items.tolist()]
             return SS.SS_Aggregator_MI(reports, d, eps) * items.size
+    elif name == "BLH":  # local hashing with optimal=False hashes into two buckets
+        def run(items: np.ndarray) -> object:
+            reports = [LH.LH_Client(x, d, eps, optimal=False) for x in items.tolist()]
+            return LH.LH_Aggregator_MI(reports, d, eps, optimal=False) * items.size
     else:
         return None
     return run
+
+
+def _pure_ldp_cms_server(eps: float, k: int, m: int, hadamard: bool) -> Any:
+    """pure-ldp's ``CMSServer``, built although its base class calls ``np.zeros(None)``, which numpy 2 refuses.
+
+    The base class is patched for the construction only, reading ``d = None`` as zero (the book's
+    ``field_hashing`` section reproduces the defect).
+    """
+    from pure_ldp.core import FreqOracleServer
+    from pure_ldp.frequency_oracles.apple_cms import CMSServer
+
+    base_init = FreqOracleServer.__init__
+
+    def tolerant(self: Any, epsilon: float, d: Any, index_mapper: Any = None) -> None:
+        base_init(self, epsilon, 0 if d is None else d, index_mapper)
+
+    FreqOracleServer.__init__ = tolerant
+    try:
+        return CMSServer(eps, k, m, is_hadamard=hadamard)
+    finally:
+        FreqOracleServer.__init__ = base_init
 
 
 PEER_FACTORIES = {"pure-ldp": _pure_ldp, "multi-freq-ldpy": _multi_freq_ldpy}
@@ -346,7 +420,7 @@ def bench_cell(name: str, d: int, args: argparse.Namespace, peers: dict[str, str
             np.random.seed(args.seed)  # the peers draw from numpy's global state
             plans.append(plan_peer(lib, run, items, args.peer_seconds))
     floor = floor_draws(name, mech, n)
-    hash_floor = olh_hash_floor(n, d, args.seed) if name == "OLH" else None
+    hash_floor = olh_hash_floor(n, d, args.seed) if name in ("OLH", "BLH") else None
     mine, floors, hashes, estimates = [], [], [], []
     for _ in range(args.repeats):
         t, est = _timed(lambda: mech.estimate(mech.perturb(items, gen)))
@@ -409,6 +483,10 @@ def bench_kosarak_trials(args: argparse.Namespace) -> list[dict[str, Any]]:
     gen = np.random.default_rng(args.seed)
     rows = []
     for name in MECHANISMS:
+        if name in ("FLH", "CMS", "HCMS"):
+            rows.append({"mechanism": name, "seconds": None,
+                         "note": "not at this d: the pooled estimator solves a d x d system of the pool's collisions"})
+            continue
         mech = make_ldpkit(name, KOSARAK_D, args.epsilon)
         if not mech.aggregate_simulation_exact:
             why = "the sets' items" if name == "SS" else "the hash"

@@ -19,7 +19,8 @@ HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry", "_buildi
 CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
 #: a family module declares its family (``family``) and may read a promise (``contracts``)
 ORACLES = CORE | {"base", "postprocess", "contracts", "family"}
-MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip", "subset"}
+MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip",
+              "subset", "hashing", "blh", "flh", "sketch"}
 
 #: what each top-level unit may import from ldpkit (besides itself)
 ALLOWED: dict[str, set[str]] = {
@@ -42,7 +43,11 @@ ALLOWED: dict[str, set[str]] = {
     "channel_oracle": ORACLES,
     "grr": ORACLES,
     "unary": ORACLES,
-    "olh": ORACLES,
+    "hashing": ORACLES,
+    "olh": ORACLES | {"hashing"},
+    "blh": ORACLES | {"olh", "hashing"},
+    "flh": ORACLES | {"olh", "hashing"},
+    "sketch": ORACLES | {"olh", "hashing"},
     "hadamard": ORACLES,
     "lip": ORACLES | {"channel_oracle"},
     "urr": ORACLES,

@@ -50,6 +50,8 @@ BUILTIN = {
     "SHE": ("wang2017locally", "ldpkit.histogram"), "THE": ("wang2017locally", "ldpkit.histogram"),
     "HM": ("cormode2021frequency", "ldpkit.hadamard_mechanism"), "uRAP": ("murakami2019utility", "ldpkit.urap"),
     "SS": ("ye2018optimal", "ldpkit.subset"), "ID-SS": ("ye2018optimal", "ldpkit.subset"),
+    "BLH": ("wang2017locally", "ldpkit.blh"), "FLH": ("cormode2021frequency", "ldpkit.flh"),
+    "CMS": ("apple2017learning", "ldpkit.sketch"), "HCMS": ("apple2017learning", "ldpkit.sketch"),
 }
 
 
@@ -65,8 +67,8 @@ def test_every_builtin_family_is_declared_once_in_its_module() -> None:
         assert (fam.audit is None) == bool(fam.audit_skip), name  # audited, or the reason it is not
     # calibration sees the budget families in the order the synthesis tables have always shown
     assert [f.name for f in families(budget=True)] == [
-        "GRR", "RAPPOR", "OUE", "SHE", "THE", "OLH", "SS", "HR", "HM", "FHR", "uRR", "uRAP", "IPRR", "IDUE-opt0",
-        "IDUE-opt1", "IDUE-opt2", "ID-SS", "LIP-kary", "LIP-binary", "OUE-PS", "RAPPOR-PS", "IDUE-PS"]
+        "GRR", "RAPPOR", "OUE", "SHE", "THE", "OLH", "BLH", "FLH", "CMS", "HCMS", "SS", "HR", "HM", "FHR", "uRR", "uRAP",
+        "IPRR", "IDUE-opt0", "IDUE-opt1", "IDUE-opt2", "ID-SS", "LIP-kary", "LIP-binary", "OUE-PS", "RAPPOR-PS", "IDUE-PS"]
     assert [f.name for f in families(inputs="itemsets")] == ["OUE-PS", "RAPPOR-PS", "IDUE-PS"]
     assert get_family("KRR").name == "GRR" and get_family("SUE").name == "RAPPOR" and get_family("IDUE").name == "IDUE-opt0"
 
@@ -80,7 +82,8 @@ def test_each_family_states_its_own_sweeps() -> None:
         "IDUE-opt1": ["IDUE-opt1"], "IDUE-opt2": ["IDUE-opt2"], "LIP-kary": [], "LIP-binary": ["BinaryRR-LIP"],
         "OUE-PS": ["OUE-PS"], "RAPPOR-PS": ["RAPPOR-PS"], "IDUE-PS": ["IDUE-PS"], "Channel": ["ChannelOracle"],
         "SHE": ["SHE"], "THE": ["THE"], "HM": ["HM"], "uRAP": ["URAP"],
-        "SS": ["SS", "SS(k=2)"], "ID-SS": ["ID-SS"]}
+        "SS": ["SS", "SS(k=2)"], "ID-SS": ["ID-SS"],
+        "BLH": ["BLH"], "FLH": ["FLH"], "CMS": ["CMS"], "HCMS": ["HCMS"]}
 
 
 def test_every_family_states_the_report_kind_of_its_members() -> None:
@@ -89,7 +92,7 @@ def test_every_family_states_the_report_kind_of_its_members() -> None:
         assert fam.reports in kinds, fam.name
         assert fam.codec is None or fam.codec in registered_codecs(), fam.name
     assert {c.kind for f in families() if f.codec is not None for c in [f.codec]} == {
-        "unary", "hashed", "pair", "histogram", "coefficient", "subset"}
+        "unary", "hashed", "pair", "histogram", "coefficient", "subset", "sketch", "hadamard-sketch"}
 
 
 def test_family_of_is_the_family_declaring_the_exact_class() -> None:

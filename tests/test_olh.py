@@ -1,4 +1,5 @@
-"""Tests for ldpkit.olh: hash family, exact channel accounting, the papers' variance, bad inputs.
+"""Tests for ldpkit.olh: hash family, exact channel accounting (every hash function; the seed pool of the
+sampling tests), fresh-seed sampling, the papers' variance, bad inputs.
 
 The generic checks (sampling law against the channel, declared guarantee, unbiasedness with
 the declared variance, aggregate simulation against the per-user path, bad items and counts)
@@ -7,6 +8,7 @@ run on every registered OLH instance in ``tests/test_contract.py``.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -15,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ldpkit.olh import MAX_G, OLH, HashedReports, bucket_bounds, hash_items, item_keys, seed_parameters
 from ldpkit import accountant
+from ldpkit.hashing import HashedChannel
+from ldpkit.olh import MAX_G, OLH, HashedReports, bucket_bounds, hash_items, item_keys, seed_parameters
 
 # ---------------------------------------------------------------------------- construction
 
@@ -159,9 +162,48 @@ def test_hash_pairwise_joint_uniform(g: int) -> None:
 
 @pytest.mark.parametrize("eps", [0.3, 1.0, 2.0, 4.0])
 @pytest.mark.parametrize("g", [None, 2, 5])
-def test_channel_epsilon_by_enumeration(eps: float, g: int | None) -> None:
+def test_channel_is_exact_over_every_hash_function(eps: float, g: int | None) -> None:
+    """The channel is the hashed kind over every function [d] -> [g]; its outputs are the supported item sets."""
     o = OLH(5, eps, g)
     ch = o.channel()
+    assert isinstance(ch, HashedChannel) and ch.ideal and ch.n_outputs == 2**5
+    assert (ch.p, ch.q, ch.cells) == (o.p_prime, o.q_prime, o.g)
+    ex = ch.to_explicit()
+    np.testing.assert_allclose(ex.matrix.sum(axis=1), 1.0, atol=1e-12)
+    lr = accountant.pairwise_log_ratio(ch)
+    assert np.all(lr <= eps + 1e-9)
+    assert accountant.ldp_epsilon(ch) == pytest.approx(eps, abs=1e-9)
+    assert accountant.ldp_epsilon(ex) == pytest.approx(eps, abs=1e-9)
+
+
+def test_the_support_channel_is_the_mixture_over_every_hash_function() -> None:
+    """Enumerate every h: [d] -> [g] and every bucket: the law of the supported set is the channel's row."""
+    o = OLH(4, 0.8, g=3)
+    d, g = o.d, o.g
+    want = np.zeros((d, 2**d))
+    funcs = list(itertools.product(range(g), repeat=d))
+    for h in funcs:
+        for v in range(g):
+            mask = sum(1 << i for i in range(d) if h[i] == v)
+            for x in range(d):
+                want[x, mask] += (o.p_prime if h[x] == v else o.q_prime) / len(funcs)
+    np.testing.assert_allclose(o.channel().to_explicit().matrix, want, rtol=1e-12, atol=1e-15)
+
+
+def test_the_kits_hash_produces_every_function_at_small_d() -> None:
+    """Every function [4] -> [3] occurs among 20,000 fresh seeds, about as often as under a uniform hash."""
+    seeds = np.random.default_rng(8).integers(0, 2**64, size=20_000, dtype=np.uint64)
+    h = hash_items(seeds[:, None], np.arange(4)[None, :], 3)
+    counts = np.bincount(h @ (3 ** np.arange(4)), minlength=81)
+    assert counts.min() > 0
+    assert stats.chisquare(counts).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 4.0])
+@pytest.mark.parametrize("g", [None, 2, 5])
+def test_pool_channel_epsilon_by_enumeration(eps: float, g: int | None) -> None:
+    o = OLH(5, eps, g)
+    ch = o.pool_channel()
     assert ch.matrix.shape == (5, 64 * o.g)
     np.testing.assert_allclose(ch.matrix.sum(axis=1), 1.0, atol=1e-12)
     lr = accountant.pairwise_log_ratio(ch)
@@ -169,10 +211,10 @@ def test_channel_epsilon_by_enumeration(eps: float, g: int | None) -> None:
     assert accountant.ldp_epsilon(ch) == pytest.approx(eps, abs=1e-9)
 
 
-def test_channel_entries_follow_the_hash() -> None:
+def test_pool_channel_entries_follow_the_hash() -> None:
     o = OLH(4, 1.5, g=3)
     seeds = np.array([1, 2**63 + 5, 77], dtype=np.uint64)
-    ch = o.channel(seeds=seeds)
+    ch = o.pool_channel(seeds=seeds)
     m = ch.matrix.reshape(4, 3, 3)
     for x in range(4):
         for si, s in enumerate(seeds):
@@ -182,24 +224,44 @@ def test_channel_entries_follow_the_hash() -> None:
                 assert m[x, si, v] == pytest.approx(want)
     assert ch.output_labels[0] == (1, 0)
     # a pair that collides on every chosen seed has ratio 0 for that pair, never above eps
-    one = o.channel(seeds=[5])
+    one = o.pool_channel(seeds=[5])
     assert accountant.ldp_epsilon(one) <= 1.5 + 1e-12
 
 
-def test_channel_bad_inputs() -> None:
+def test_pool_channel_bad_inputs() -> None:
     o = OLH(5, 1.0)
     with pytest.raises(ValueError, match="n_seeds"):
-        o.channel(n_seeds=0)
+        o.pool_channel(n_seeds=0)
     with pytest.raises(ValueError, match="seeds"):
-        o.channel(seeds=[-1, 3])
+        o.pool_channel(seeds=[-1, 3])
     with pytest.raises(ValueError, match="seeds"):
-        o.channel(seeds=[])
+        o.pool_channel(seeds=[])
     with pytest.raises(ValueError, match="seeds"):
-        o.channel(seeds=[2**64])
+        o.pool_channel(seeds=[2**64])
     with pytest.raises(ValueError, match="seeds"):
-        o.channel(seeds=[1.5])
+        o.pool_channel(seeds=[1.5])
     with pytest.raises(ValueError, match="MAX_CHANNEL_CELLS"):
-        OLH(1000, 1.0).channel(n_seeds=10**4)
+        OLH(1000, 1.0).pool_channel(n_seeds=10**4)
+
+
+def test_pool_sampling_matches_the_pool_channel() -> None:
+    o = OLH(4, 1.0, g=3)
+    ch = o.pool_channel(n_seeds=8)
+    for x in (0, 3):
+        out = o.sample_pool_outputs(x, 40_000, rng=x, n_seeds=8)
+        counts = np.bincount(out, minlength=ch.n_outputs)
+        assert stats.chisquare(counts, 40_000 * ch.matrix[x]).pvalue > 1e-4
+
+
+def test_sampling_draws_fresh_seeds_and_maps_reports_to_support_sets() -> None:
+    o = OLH(6, 1.0)
+    reports = o.perturb(np.full(1000, 2), rng=4)
+    assert np.unique(reports.seeds).size == 1000   # a fresh seed per user, not a pool
+    masks = o.output_index(reports)
+    h = hash_items(reports.seeds[:, None], np.arange(6)[None, :], o.g)
+    np.testing.assert_array_equal((masks[:, None] >> np.arange(6)) & 1, (h == reports.values[:, None]).astype(int))
+    with pytest.raises(ValueError, match="62"):
+        OLH(63, 1.0).output_index(OLH(63, 1.0).perturb([0], rng=0))
 
 
 # ---------------------------------------------------------------------------- sampling

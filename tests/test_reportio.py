@@ -195,7 +195,7 @@ def test_round_trip_of_every_registered_family(suffix: str, tmp_path: Path) -> N
             assert f.domain is None and f.data is None
             _assert_same_reports(f.read(), reports)
             seen.add(f.codec.kind)
-    assert seen == {"item", "unary", "hashed", "pair", "histogram", "coefficient", "subset"}
+    assert seen == {"item", "unary", "hashed", "pair", "histogram", "coefficient", "subset", "sketch", "hadamard-sketch"}
 
 
 @pytest.mark.parametrize("suffix", SUFFIXES)

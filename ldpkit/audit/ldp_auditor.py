@@ -53,8 +53,9 @@ What differs
   auditor (:func:`~ldpkit.audit.audit_ldp`) counts every interval it computes and splits ``alpha``
   among them (Bonferroni), so its bound holds at ``1 - alpha`` whatever events it examined
   (:func:`our_bounds` runs it on the same two inputs at the same samples per input).
-* The kit's OLH hashes with a fixed pool of seeds (its channel is exact over that pool); their LH
-  draws a fresh xxhash seed per report.  :func:`guess_probabilities` is exact for the kit's pool,
+* The reproduction runs the kit's OLH client on its fixed pool of seeds (``OLH.pool_channel``, exact
+  over that pool; the kit's OLH itself draws a fresh seed per user); their LH draws a fresh xxhash
+  seed per report.  :func:`guess_probabilities` is exact for the kit's pool,
   :func:`ideal_guess_probabilities` for ideal random hashing.
 
 Examples
@@ -241,7 +242,7 @@ def kit_mechanism(protocol: str, k: int, eps: float) -> Any:
 
 
 def olh_hashes(mech: OLH) -> np.ndarray:
-    """``h_s(i)`` for the seeds of ``mech.channel()`` (rows) and every item (columns)."""
+    """``h_s(i)`` for the seeds of ``mech.pool_channel()`` (rows) and every item (columns)."""
     seeds = mech.channel_seeds(mech.default_channel_seeds)
     return hash_items(seeds[:, None], np.arange(mech.d)[None, :], mech.g)
 
@@ -251,7 +252,7 @@ def attack_kernel(mech: Any) -> np.ndarray:
 
     Outputs are the columns of the mechanism's exact channel (``mech.channel()``, enumerated):
     items for GRR; bit vectors in ``itertools.product`` order (bit 0 most significant) for unary
-    encoding; ``(seed, bucket)`` pairs over the channel's seed pool for OLH.
+    encoding; ``(seed, bucket)`` pairs over the seed pool of ``mech.pool_channel()`` for OLH.
 
     >>> from ldpkit import OUE
     >>> attack_kernel(OUE(2, 1.0)).tolist()        # outputs 00, 01, 10, 11
@@ -285,7 +286,8 @@ def guess_channel(mech: Any) -> np.ndarray:
     >>> G.shape, bool(np.allclose(G.sum(axis=1), 1))
     ((3, 3), True)
     """
-    P = enumerate_channel(mech.channel(), "LDP-Auditor guess channel").matrix
+    ch = mech.pool_channel() if isinstance(mech, OLH) else mech.channel()  # OLH: the seed pool the attack reads
+    P = enumerate_channel(ch, "LDP-Auditor guess channel").matrix
     return P @ attack_kernel(mech)
 
 
@@ -409,7 +411,7 @@ def attack(mech: Any, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
     if isinstance(mech, UnaryEncoding):
         cand = mech.perturb(items, gen).to_dense()
     elif isinstance(mech, OLH):
-        out = mech.sample_outputs(x, size, gen)
+        out = mech.sample_pool_outputs(x, size, gen)
         h = olh_hashes(mech)
         cand = h[out // mech.g] == (out % mech.g)[:, None]
     else:
@@ -443,9 +445,10 @@ def our_bounds(mech: Any, n: int, alpha: float = ALPHA, rng: RNGLike = None, v1:
                v2: Optional[int] = None) -> dict[str, float]:
     """The kit's :func:`~ldpkit.audit.audit_ldp` on the pair ``(v1, v2)`` with ``n`` samples per input, white- and black-box.
 
-    GRR and OLH through :func:`~ldpkit.audit.from_mechanism` (their own sampling code); unary
-    encodings through :func:`pair_channel` sampled by multinomial histograms (their ``2**d``
-    outputs do not fit in memory at ``d = 25``).  Confidence ``1 - alpha`` (Bonferroni over the
+    GRR through :func:`~ldpkit.audit.from_mechanism` (its own sampling code); OLH through its seed
+    pool's channel (``OLH.pool_channel``) and unary encodings through :func:`pair_channel`, both
+    sampled by multinomial histograms (the ``2**d`` support sets of OLH's exact channel and of a
+    unary encoding do not fit in memory at ``d = 25``).  Confidence ``1 - alpha`` (Bonferroni over the
     intervals each audit computes).
 
     >>> from ldpkit import GRR
@@ -459,6 +462,8 @@ def our_bounds(mech: Any, n: int, alpha: float = ALPHA, rng: RNGLike = None, v1:
     gen = as_generator(rng)
     if isinstance(mech, UnaryEncoding):
         sampler: Any = from_channel(pair_channel(mech, v1, v2))
+    elif isinstance(mech, OLH):
+        sampler = from_channel(mech.pool_channel())
     else:
         sampler = from_mechanism(mech)
     out = {}

@@ -11,6 +11,13 @@ Two bug classes named in the issue turned out not to be privacy bugs, and are ke
 unchanged, and a biased hash in OLH leaves each seed's ratio at most ``p'/q'``.  An audit must
 not flag them.
 
+One mutant is a bug of accounting, not of sampling (:func:`lip_mutants`): OLH calibrated to a LIP
+promise on a fixed pool of 64 hash seeds, as the kit did before its hashed channels were exact.
+Its sampling code is the kit's own, with a fresh seed per user; the pool misses the grouping of
+the items that breaks the promise (Field chapter, :ref:`field-hashing`).  Its claimed channel is
+the pool's, which gives that grouping probability 0, so only events chosen without the claim
+(black-box, or white-box from the exact channel) can find it.
+
 Examples
 --------
 >>> from ldpkit import accountant
@@ -25,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -34,7 +41,7 @@ from ..channels import Channel, ExplicitChannel, UnaryChannel
 from ..grr import GRR
 from ..idue import IDUE
 from ..iprr import IPRR, iprr_parameters
-from ..olh import OLH
+from ..olh import OLH, hash_items
 from ..unary import OUE, RAPPOR
 
 __all__ = [
@@ -43,10 +50,13 @@ __all__ = [
     "grr_off_by_one",
     "idue_dropped_constraint",
     "iprr_wrong_keep",
+    "lip_mutants",
     "mutants",
+    "olh_calibrated_on_a_seed_pool",
     "olh_biased_hash",
     "olh_range_mismatch",
     "oue_swapped",
+    "pool_support_channel",
     "unary_slip",
 ]
 
@@ -66,11 +76,14 @@ class Mutant:
     claimed
         The channel the implementation claims (white-box events are taken from it).
     notion
-        ``"ldp"``, ``"pairwise"`` (a budget matrix) or ``"ipldp"`` (per-item budgets).
+        ``"ldp"``, ``"pairwise"`` (a budget matrix), ``"ipldp"`` (per-item budgets) or ``"lip"``
+        (a budget under :attr:`prior`).
     budget
-        The claimed budget: a number for LDP, a matrix for ``"pairwise"``, a vector for ``"ipldp"``.
+        The claimed budget: a number for LDP and LIP, a matrix for ``"pairwise"``, a vector for ``"ipldp"``.
     n_catch
         Samples per input at which the tests assert the bug is caught (seeds 0-2, both event kinds).
+    prior
+        The prior of a LIP mutant (``None`` otherwise).
     """
 
     name: str
@@ -80,12 +93,15 @@ class Mutant:
     notion: str
     budget: Union[float, np.ndarray] = field(compare=False)
     n_catch: int
+    prior: Optional[np.ndarray] = field(default=None, compare=False)
 
     @property
     def true_loss(self) -> float:
-        """The buggy channel's exact LDP epsilon (for ``"ldp"``), or its largest excess over the budget."""
+        """The buggy channel's exact LDP (LIP) epsilon for ``"ldp"`` (``"lip"``), or its largest excess over the budget."""
         if self.notion == "ldp":
             return accountant.ldp_epsilon(self.buggy)
+        if self.notion == "lip":
+            return accountant.lip_epsilon(self.buggy, self.prior)
         if self.notion == "pairwise":
             return float(np.max(accountant.pairwise_log_ratio(self.buggy) - np.asarray(self.budget)))
         return float(-accountant.check_ipldp(self.buggy, self.budget_vector, sensitive=self.sensitive).slack)
@@ -126,7 +142,7 @@ def grr_off_by_one(d: int, eps: float) -> ExplicitChannel:
 
 def _olh_blocks(d: int, eps: float) -> tuple[OLH, np.ndarray]:
     olh = OLH(d, eps)
-    m = olh.channel().matrix
+    m = olh.pool_channel().matrix
     return olh, m.reshape(d, -1, olh.g)
 
 
@@ -157,6 +173,41 @@ def olh_biased_hash(d: int, eps: float) -> ExplicitChannel:
     for x in range(d):
         bad[x, np.arange(s), hashed[x]] = p
     return ExplicitChannel(bad.reshape(d, -1) / s)
+
+
+def pool_support_channel(olh: OLH) -> ExplicitChannel:
+    """OLH's channel restricted to its seed pool (:meth:`~ldpkit.olh.OLH.pool_channel`), each output mapped to the items it supports.
+
+    Column ``b`` (a bit mask) sums the pool's outputs ``(s, v)`` with ``{i : h_s(i) = v} = b``, the
+    outputs of :meth:`~ldpkit.olh.OLH.channel`; a grouping no pool seed produces has probability 0.
+    The likelihood ratio of every output is that of its support set, so every privacy value of the
+    pool channel is unchanged.
+    """
+    pool = olh.pool_channel().matrix
+    seeds = olh.channel_seeds(olh.default_channel_seeds)
+    h = hash_items(seeds[:, None], np.arange(olh.d)[None, :], olh.g)  # (m, d)
+    member = h[:, None, :] == np.arange(olh.g)[None, :, None]  # (m, g, d)
+    masks = (member.astype(np.int64) << np.arange(olh.d)).sum(axis=2).ravel()  # column (s, v) -> support mask
+    out = np.zeros((olh.d, 1 << olh.d))
+    for x in range(olh.d):
+        np.add.at(out[x], masks, pool[x])
+    return ExplicitChannel(out)
+
+
+def olh_calibrated_on_a_seed_pool(d: int, prior: list[float], epsilon: float) -> OLH:
+    """OLH calibrated to ``epsilon``-LIP under ``prior`` as the kit did before: on its pool of 64 hash seeds.
+
+    The largest budget ``t`` whose :meth:`~ldpkit.olh.OLH.pool_channel` keeps the promise, by
+    bisection to a relative ``1e-10`` (the calibration's own tolerance), with OLH's default ``g``.
+    """
+    lo, hi = 1e-3, 50.0
+    while hi / lo - 1.0 > 1e-10:
+        mid = math.sqrt(lo * hi)
+        if accountant.lip_epsilon(OLH(d, mid).pool_channel(), prior) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return OLH(d, lo)
 
 
 def idue_dropped_constraint(budgets: list[float], factor: float = 1.25) -> ExplicitChannel:
@@ -193,7 +244,7 @@ _BUILD: dict[str, Callable[[], Mutant]] = {
         grr_off_by_one(_D, _EPS), _explicit(GRR(_D, _EPS).channel()), "ldp", _EPS, 10_000),
     "olh-hash-range": lambda: Mutant(
         "olh-hash-range", "OLH randomising over g - 1 buckets while hashing into g",
-        olh_range_mismatch(_D, _EPS), _explicit(OLH(_D, _EPS).channel()), "ldp", _EPS, 300_000),
+        olh_range_mismatch(_D, _EPS), OLH(_D, _EPS).pool_channel(), "ldp", _EPS, 300_000),
     "idue-dropped-constraint": lambda: Mutant(
         "idue-dropped-constraint", "IDUE with one item's pair constraints dropped (its a raised 25%)",
         idue_dropped_constraint(_IDUE_BUDGETS), _explicit(IDUE(_IDUE_BUDGETS, model="opt1").channel()), "pairwise",
@@ -209,8 +260,23 @@ _CONTROLS: dict[str, Callable[[], Mutant]] = {
         oue_swapped(_D, _EPS), _explicit(OUE(_D, _EPS).channel()), "ldp", _EPS, 0),
     "olh-biased-hash": lambda: Mutant(
         "olh-biased-hash", "OLH with a hash biased to one bucket (not a privacy bug)",
-        olh_biased_hash(_D, _EPS), _explicit(OLH(_D, _EPS).channel()), "ldp", _EPS, 0),
+        olh_biased_hash(_D, _EPS), OLH(_D, _EPS).pool_channel(), "ldp", _EPS, 0),
 }
+
+
+#: the LIP mutant's setting: four items, the last one rare, and a LIP budget of 2
+_LIP_PRIOR = [0.95 / 3, 0.95 / 3, 0.95 / 3, 0.05]
+_LIP_EPS = 2.0
+
+
+def _olh_pool_lip() -> Mutant:
+    olh = olh_calibrated_on_a_seed_pool(_D, _LIP_PRIOR, _LIP_EPS)
+    return Mutant("olh-lip-seed-pool", "OLH calibrated to LIP on a pool of 64 hash seeds (fresh seeds when sampling)",
+                  _explicit(olh.channel()), pool_support_channel(olh), "lip", _LIP_EPS, 3_000_000,
+                  prior=np.array(_LIP_PRIOR))
+
+
+_LIP_BUILD: dict[str, Callable[[], Mutant]] = {"olh-lip-seed-pool": _olh_pool_lip}
 
 
 def mutants() -> dict[str, Mutant]:
@@ -221,3 +287,14 @@ def mutants() -> dict[str, Mutant]:
 def controls() -> dict[str, Mutant]:
     """Bug classes that are not privacy bugs, by name: an audit must not flag them."""
     return {name: build() for name, build in _CONTROLS.items()}
+
+
+def lip_mutants() -> dict[str, Mutant]:
+    """Mutants the LIP audit must catch, by name: OLH calibrated to LIP on a seed pool (``d = 4``, prior with one rare item, ``eps = 2``).
+
+    Kept apart from :func:`mutants`, whose audits are of the pairwise notions and IPLDP.  The claimed
+    channel (the pool's, mapped onto support sets by :func:`pool_support_channel`) gives the
+    violating grouping probability 0: white-box events from it cannot see the bug, black-box events
+    and white-box events from the exact channel do.
+    """
+    return {name: build() for name, build in _LIP_BUILD.items()}

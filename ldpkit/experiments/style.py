@@ -175,6 +175,9 @@ MECHANISM_STYLES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "RAPPOR": _look("sky blue", "v"),
     "OUE": _look("orange", "o"),
     "OLH": _look("reddish purple", "^"),
+    # the hashed oracles of the field: local hashing's colour, Apple's sketches in grey and black
+    "BLH": _look("reddish purple", "v"), "FLH": _look("reddish purple", "<"),
+    "CMS": _look("grey", "h"), "HCMS": _look("black", "H"),
     "HR": _look("black", "X"),
     "FHR": _look("green", "P"),
     "URR": _look("orange", ">"), "uRR": _look("orange", ">"),
