@@ -657,7 +657,7 @@ class Aggregator:
 
 
 #: the names of Dask's local schedulers that ``aggregate_files(scheduler=...)`` takes (anything else is an address)
-LOCAL_SCHEDULERS = ("synchronous", "threads", "processes")
+_LOCAL_SCHEDULERS = ("synchronous", "threads", "processes")
 
 
 def _is_client(value: Any) -> bool:
@@ -676,10 +676,10 @@ def _check_scheduler(scheduler: Any) -> None:
         return
     if not isinstance(scheduler, str):
         raise ArgumentTypeError("scheduler must be None, a distributed.Client, one of "
-                                f"{LOCAL_SCHEDULERS} or a scheduler address, got {type(scheduler).__name__}")
+                                f"{_LOCAL_SCHEDULERS} or a scheduler address, got {type(scheduler).__name__}")
     if not scheduler.strip():
-        raise ValueError(f"scheduler must be one of {LOCAL_SCHEDULERS} or a scheduler address, got {scheduler!r}")
-    package = "dask" if scheduler in LOCAL_SCHEDULERS else "distributed"
+        raise ValueError(f"scheduler must be one of {_LOCAL_SCHEDULERS} or a scheduler address, got {scheduler!r}")
+    package = "dask" if scheduler in _LOCAL_SCHEDULERS else "distributed"
     try:
         __import__(package)
     except ImportError:
@@ -717,8 +717,9 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
     header and end record), and checked against the first (or against ``aggregator``): a file of
     another mechanism, configuration or contract (another provenance) or of another domain is
     refused, naming it and what differs, before any report is read.  Then each file is read
-    where the scheduler runs it, by the same reader (so it must be at the same path there, e.g.
-    on a shared file system), to its integer aggregate and count; the parts come back and are
+    where the scheduler runs it, by the same reader (so it must be at the same absolute path there, e.g.
+    on a shared file system), to its integer aggregate and count (a task reads a run of
+    consecutive small files, about eight million reports); the parts come back and are
     added in the order of ``paths``.  Aggregates are integer vectors, so the total, and the
     :class:`Estimate` computed once from it, are the same, bit for bit, as
     :meth:`Aggregator.add_files` of the same files in one process, whatever the scheduler or the
@@ -767,7 +768,7 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
     >>> for i, path in enumerate(paths):
     ...     save_reports(path, grr.perturb(np.arange(400) % 4, rng=i), grr)
     >>> one = Aggregator(grr).add_files(paths).estimate()             # one process, file after file
-    >>> est = aggregate_files(paths, scheduler="threads").estimate()   # one Dask task per file
+    >>> est = aggregate_files(paths, scheduler="threads").estimate()   # on Dask's threads
     >>> est.n, est.counts.tobytes() == one.counts.tobytes()
     (1200, True)
     """
@@ -778,8 +779,10 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
     # every file opened and checked before any report is read (the header and end record only)
     mechanism = None if aggregator is None else aggregator.mechanism
     domain = None if aggregator is None else aggregator.domain
+    sizes = []
     for name in names:
         f = ReportFile(name, mechanism)
+        sizes.append(f.n)
         if mechanism is None:
             mechanism = f.mechanism
         if f.domain is not None:
@@ -788,7 +791,7 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
                                       f"{'the aggregator' if aggregator is not None else names[0]} ({domain!r})")
             domain = domain or f.domain
     agg = aggregator if aggregator is not None else Aggregator(mechanism, domain=domain)
-    parts = _compute_parts(names, agg.mechanism, scheduler)
+    parts = _compute_parts(names, sizes, agg.mechanism, scheduler)
     # reports counted twice are refused before anything is added; then the parts in the order of paths
     trial = Aggregator(agg.mechanism, domain=agg.domain)
     trial.files = list(agg.files)
@@ -802,25 +805,46 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
     return agg
 
 
-def _compute_parts(names: list[str], mechanism: Any, scheduler: Any) -> list[_FilePart]:
-    """Each file's part, in the order of ``names``: here, or as one Dask task per file."""
+#: a Dask task reads consecutive files until it holds this many reports (one file at least): small files are
+#: grouped, so that the scheduler's cost per task stays small next to the reading
+_TASK_REPORTS = 2**23
+
+
+def _groups(names: list[str], sizes: list[int]) -> list[list[str]]:
+    """``names`` cut into runs of consecutive files of at least ``_TASK_REPORTS`` reports (the last: any)."""
+    groups: list[list[str]] = [[]]
+    held = 0
+    for name, size in zip(names, sizes):
+        if groups[-1] and held >= _TASK_REPORTS:
+            groups.append([])
+            held = 0
+        groups[-1].append(name)
+        held += size
+    return groups
+
+
+def _compute_parts(names: list[str], sizes: list[int], mechanism: Any, scheduler: Any) -> list[_FilePart]:
+    """Each file's part, in the order of ``names``: here, or on Dask (one task per group of files)."""
     if scheduler is None:
         return [_read_part(ReportFile(name, mechanism), mechanism) for name in names]
     import dask
 
     shared = dask.delayed(mechanism, traverse=False)  # sent once, not once per task
-    tasks = [dask.delayed(_file_part, pure=False)(os.path.abspath(name), shared) for name in names]
-    if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS:
+    tasks = [dask.delayed(_files_parts, pure=False)([os.path.abspath(name) for name in group], shared)
+             for group in _groups(names, sizes)]
+    if isinstance(scheduler, str) and scheduler not in _LOCAL_SCHEDULERS:
         from distributed import Client
 
         try:
             client = Client(scheduler, timeout=10)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            raise ValueError(f"scheduler: cannot connect to {scheduler!r} ({exc})") from None
+            raise ValueError(f"scheduler: cannot connect to {scheduler!r} ({exc}; Dask's local schedulers are "
+                             f"{', '.join(_LOCAL_SCHEDULERS)})") from None
         with client:
-            parts = dask.compute(*tasks, scheduler=client)
+            results = dask.compute(*tasks, scheduler=client)
     else:
-        parts = dask.compute(*tasks, scheduler=scheduler)
+        results = dask.compute(*tasks, scheduler=scheduler)
+    parts = [part for group in results for part in group]
     # the workers name the files by their absolute paths; the caller's names are restored
     return [dataclasses_replace(part, path=name) for part, name in zip(parts, names)]
 
@@ -865,9 +889,9 @@ def _read_part(f: ReportFile, mechanism: Any, *, progress: bool = False) -> _Fil
     return _FilePart(f.path, total, n, f.fingerprint, f.legacy_fingerprint, f.data, f.domain)
 
 
-def _file_part(path: str, mechanism: Any) -> _FilePart:
-    """One file's part, read where this runs (a Dask worker): the file is opened and validated again there."""
-    return _read_part(ReportFile(path, mechanism), mechanism)
+def _files_parts(paths: list[str], mechanism: Any) -> list[_FilePart]:
+    """The part of each file, read where this runs (a Dask worker): each file is opened and validated again there."""
+    return [_read_part(ReportFile(path, mechanism), mechanism) for path in paths]
 
 
 def _config_or_none(mechanism: Any) -> Optional[dict[str, Any]]:

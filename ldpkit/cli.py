@@ -387,8 +387,8 @@ def _collection_parsers(sub: Any) -> None:
                      "another estimate on the same state waits for it")
     est.add_argument("--scheduler", metavar="ADDRESS", default=None,
                      help="read the files on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786, each "
-                     "file to a partial aggregate on a worker (the files must be at the same paths there), then "
-                     "merged: the same estimate, bit for bit (needs ldpkit[cluster]; default: in this process)")
+                     "file to a partial aggregate on a worker (the files must be at the same absolute paths there), "
+                     "then merged: the same estimate, bit for bit (needs ldpkit[cluster]; default: in this process)")
     est.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                      help="show the traceback of an error instead of its one-line message")
     acc = sub.add_parser(

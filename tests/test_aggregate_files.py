@@ -82,12 +82,23 @@ def test_one_process_equals_add_files(grr_files: list[str]) -> None:
 
 
 @pytest.mark.parametrize("scheduler", ["synchronous", "threads"])
-def test_dask_local_schedulers_equal_one_process(grr_files: list[str], scheduler: str) -> None:
+@pytest.mark.parametrize("per_task", [1, 3000, aggregation._TASK_REPORTS])  # a task per file, per run, for all
+def test_dask_local_schedulers_equal_one_process(grr_files: list[str], scheduler: str, per_task: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("dask")
+    monkeypatch.setattr(aggregation, "_TASK_REPORTS", per_task)
     _same(aggregate_files(grr_files, scheduler=scheduler), aggregate_files(grr_files))
 
 
-def test_dask_cluster_equals_one_process(grr_files: list[str], dask_client: Any) -> None:
+def test_small_files_grouped_into_runs() -> None:
+    names = [f"f{i}" for i in range(6)]
+    sizes = [aggregation._TASK_REPORTS, 1, aggregation._TASK_REPORTS - 1, 5, 2 * aggregation._TASK_REPORTS, 7]
+    assert aggregation._groups(names, sizes) == [["f0"], ["f1", "f2"], ["f3", "f4"], ["f5"]]
+
+
+def test_dask_cluster_equals_one_process(grr_files: list[str], dask_client: Any,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(aggregation, "_TASK_REPORTS", 1000)  # several tasks, on both workers
     one = aggregate_files(grr_files)
     _same(aggregate_files(grr_files, scheduler=dask_client), one)
     _same(aggregate_files(grr_files, scheduler=dask_client.scheduler.address), one)  # an address, as the CLI has it
@@ -146,7 +157,7 @@ def _no_reading(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("reports were read before the refusal")
 
     monkeypatch.setattr(aggregation, "_read_part", read)
-    monkeypatch.setattr(aggregation, "_file_part", read)
+    monkeypatch.setattr(aggregation, "_files_parts", read)
 
 
 @pytest.mark.parametrize(
@@ -212,6 +223,18 @@ def test_reports_counted_twice_refused_and_nothing_added(grr_files: list[str], t
     with pytest.raises(ReportFileError, match=r"part02\.csv: these reports are already in the aggregate"):
         aggregate_files(grr_files, aggregator=resumed)
     assert np.array_equal(resumed.support, before[0]) and (resumed.n, resumed.files) == before[1:]
+
+
+def test_a_file_corrupted_inside_is_refused_by_name_on_the_worker(grr_files: list[str], tmp_path: Path) -> None:
+    # the header and end record pass the first look; the block's checksum fails where the file is read
+    pytest.importorskip("dask")
+    bad = tmp_path / "bad.ldpr"
+    raw = bytearray(Path(grr_files[3]).read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    bad.write_bytes(bytes(raw))
+    for scheduler in (None, "threads"):
+        with pytest.raises(ReportFileError, match=r"bad\.ldpr: .*(checksum|CRC)"):
+            aggregate_files([grr_files[0], str(bad)], scheduler=scheduler)
 
 
 def test_bad_scheduler_refused_before_any_work(grr_files: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
