@@ -14,7 +14,7 @@ Usage::
                                      [--alpha A] [--g G] [--model M]
                     | --contract SPEC [--budgets B] [--sensitive S] [--prior FILE] [--matrix FILE] [--family NAME])
                    [--domain FILE | --allow-many-labels] [--seed N] [--data TEXT] [--chunk-rows N]
-    ldpkit estimate FILE [FILE ...] [--output CSV [--force]] [--level 0.95] [--state JSON]
+    ldpkit estimate FILE [FILE ...] [--output CSV [--force]] [--level 0.95] [--state JSON] [--scheduler ADDRESS]
     ldpkit account (--reports FILE | --mechanism NAME (--d D | --domain FILE) [--epsilon E] [--budgets B]
                    [--sensitive S] [--prior FILE] [--rule R] [--alpha A] [--g G] [--model M])
 
@@ -86,7 +86,10 @@ the file and what differs, and so are reports already counted (the same reports 
 mechanism, in any encoding, from any file).  It holds the advisory lock of the ``--state`` file
 (:func:`ldpkit.aggregation.state_lock`, the file ``STATE.lock``) from loading the state to saving
 it: a second ``estimate`` on the same state says so on stderr and waits, then adds its files to
-what the first saved.  ``account`` prints
+what the first saved.  With ``--scheduler ADDRESS`` (as ``reproduce`` takes it) the files are read
+on the Dask cluster whose scheduler listens there, each to a partial aggregate on a worker, then
+added in the order given (:func:`ldpkit.aggregation.aggregate_files`): the estimate is the same,
+bit for bit, and every file is still checked here first.  ``account`` prints
 the privacy profile (:func:`ldpkit.accountant.privacy_profile`) of the mechanism of a report file
 or of one named on the command line, and its declared guarantees.  Every refused input (a bad
 flag combination, a missing, truncated, corrupted or mismatched file, an unknown label, a domain
@@ -382,6 +385,10 @@ def _collection_parsers(sub: Any) -> None:
                      help="the aggregator's state: resumed from this file if it exists, saved to it afterwards "
                      "(reports already in the state are refused); its lock, the file JSON.lock, is held meanwhile: "
                      "another estimate on the same state waits for it")
+    est.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                     help="read the files on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786, each "
+                     "file to a partial aggregate on a worker (the files must be at the same absolute paths there), "
+                     "then merged: the same estimate, bit for bit (needs ldpkit[cluster]; default: in this process)")
     est.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                      help="show the traceback of an error instead of its one-line message")
     acc = sub.add_parser(
@@ -1251,6 +1258,9 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise _UsageError(f"--output {args.output}: it is the --state file")
         _new_file(args.output, "--output", args.force)
     with contextlib.ExitStack() as held:
+        args.client = None
+        if args.scheduler is not None:  # connected before any work: an unreachable scheduler is a usage error
+            args.client = held.enter_context(_connect(args.scheduler))
         if args.state is not None:
             _writable(args.state, "--state")
 
@@ -1284,7 +1294,12 @@ def _estimate_locked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             agg = Aggregator(f.mechanism, domain=f.domain)
         sizes.append(f.n)
     assert agg is not None
-    for path, size in zip(args.files, sizes):
+    if args.client is not None:
+        from .aggregation import aggregate_files
+
+        with _refused(args.debug):  # each file to a part on a worker, the parts added here in the order given
+            aggregate_files(args.files, scheduler=args.client, aggregator=agg)
+    for path, size in zip(args.files if args.client is None else [], sizes):
         with _refused(args.debug):
             agg.add_file(path, progress=size > BLOCK_REPORTS and err.isatty())
     with _refused(args.debug):
@@ -1300,6 +1315,8 @@ def _estimate_locked(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     origin = (f" ({earlier:,} from the state {args.state}, {est.n - earlier:,} from {len(args.files)} file(s))" if earlier
               else f" from {len(args.files)} file(s)")
     parts = [f"{est.mechanism}: n={est.n:,} reports{origin}", f"{args.level:g} intervals"]
+    if args.scheduler is not None:
+        parts.append(f"read on the Dask cluster at {args.scheduler}")
     if args.output is not None:
         parts.append(f"written to {args.output}")
     if args.state is not None:

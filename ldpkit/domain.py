@@ -116,6 +116,10 @@ class Domain:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Domain is immutable")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as its labels (and checked again when unpickled): to worker processes and Dask workers
+        return (type(self), (self.labels,))
+
     @classmethod
     def from_values(cls, values: Iterable[Any], order: LabelOrder = "frequency") -> Domain:
         """The domain of the distinct labels in ``values`` (each converted with ``str``).
