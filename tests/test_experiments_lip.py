@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, planned_label, reproduce_with_cli
+from conftest import REPO, panel_series, planned_label, reproduce_with_cli
 from scipy import stats
 
 from ldpkit import lip
@@ -191,26 +191,9 @@ def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
     assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 5
 
 
-def _series(ax) -> int:
-    """The series of a panel: its curves, and the sets of markers that sit on no curve of their colour.
-
-    Simulated means drawn as markers on their own exact curve are that curve's series; the
-    crosses that mark a printed point's infeasibility annotate a curve and are not counted.
-    """
-    from matplotlib.colors import to_hex
-
-    from ldpkit.experiments import style
-
-    curves = [line for line in ax.lines if line.get_linestyle() not in ("None", "none", "") and
-              len(line.get_xdata()) > 1]
-    colours = {to_hex(line.get_color()) for line in curves}
-    markers = {to_hex(line.get_color()) for line in ax.lines if line not in curves
-               and line.get_marker() not in (style.INFEASIBLE_MARKER, "None", "none", "")}
-    return len(curves) + len(markers - colours)
-
 
 @pytest.mark.parametrize("eid", sorted(IDS))
 def test_every_lip_panel_draws_at_most_six_series(eid: str) -> None:
     result = run(eid, TINY)
-    counts = {ax.get_title(): _series(ax) for ax in result.figure.axes if ax.get_visible()}
+    counts = {ax.get_title(): panel_series(ax) for ax in result.figure.axes if ax.get_visible()}
     assert counts and max(counts.values()) <= 6, counts
