@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -110,3 +111,21 @@ def reproduce_with_cli(eid: str, kind: str, out: Path, capsys: pytest.CaptureFix
         rows = list(csv.reader(fh))
     assert len(rows) > 1
     return stdout, rows
+
+
+def panel_series(ax: Any) -> int:
+    """The series of a panel: its curves, and the sets of markers that sit on no curve of their colour.
+
+    Simulated means drawn as markers on their own exact curve are that curve's series; the
+    crosses that mark a printed point's infeasibility annotate a curve and are not counted.
+    """
+    from matplotlib.colors import to_hex
+
+    from ldpkit.experiments import style
+
+    curves = [line for line in ax.lines if line.get_linestyle() not in ("None", "none", "") and
+              len(line.get_xdata()) > 1]
+    colours = {to_hex(line.get_color()) for line in curves}
+    markers = {to_hex(line.get_color()) for line in ax.lines if line not in curves
+               and line.get_marker() not in (style.INFEASIBLE_MARKER, "None", "none", "")}
+    return len(curves) + len(markers - colours)

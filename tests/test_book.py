@@ -6,7 +6,9 @@ chapter then gets its own test, so CI names the chapter that broke.  Finally hea
 opens every page in a 1280 px wide window, as a reader with a laptop would, and checks, page by
 page, that math was typeset by MathJax and every image loaded; that no TeX or MyST source is
 left in the rendered text (cell outputs and glued text included); that no formula or table is
-clipped or sticks out of the content column (a horizontally scrollable container is fine); and
+clipped or sticks out of the content column (a horizontally scrollable container is fine); that
+no table is wider than the column at all (scroll container or not); that prose, tables and
+captions hold no ASCII math ("<=", "e^1", "E_S") and no BibTeX key where a paper is named; and
 that every figure has a caption and real alt text.  The Scorecard gets its own checks: statuses
 as badges, working evidence links, pasted glue values and rendered math.
 """
@@ -84,6 +86,11 @@ WINDOW_WIDTH = 1280
 #                         inside a horizontally scrollable container is fine as long as that
 #                         container fits in the column;
 #   columnScroll          whether the column's own container has to scroll sideways;
+#   wideTables            tables wider than the content column, inside a scroll container or not
+#                         (a table the prose refers to is read whole, not scrolled);
+#   prose                 the rendered text of the content column outside MathJax, source code
+#                         and printed cell output (code blocks, literals): the text a reader
+#                         reads as prose, tables and captions, for the ASCII-math and citation checks;
 #   figures               <img> in the content column without a <figcaption> in its <figure>, or
 #                         with empty alt text (an alt that only repeats the file name counts as
 #                         empty: Sphinx writes the URI when no alt text is given).
@@ -147,6 +154,15 @@ function measure() {
                  width: Math.round(outer.right - outer.left), room: Math.round(column.width), what: describe(el)});
     }
   });
+  // tables wider than the column, whether or not a scroll container holds them
+  var wideTables = [];
+  Array.prototype.forEach.call(content.querySelectorAll('table'), function (el) {
+    var b = box(el);
+    if (b.width === 0 && b.height === 0) { return; }
+    if (b.width > column.width + TOL) {
+      wideTables.push({width: Math.round(b.width), room: Math.round(column.width), what: describe(el)});
+    }
+  });
   // raw TeX in rendered text
   var skip = 'mjx-container, script, style, .cell_input, .headerlink, .linenos, .toggle-button';
   var walker = document.createTreeWalker(content, NodeFilter.SHOW_TEXT, null);
@@ -159,6 +175,15 @@ function measure() {
     pieces.push(node.nodeValue);
   }
   var rendered = pieces.join('');
+  // the prose: the same text without any code or printed output
+  var proseWalker = document.createTreeWalker(content, NodeFilter.SHOW_TEXT, null);
+  var proseParts = [];
+  while ((node = proseWalker.nextNode())) {
+    var host = node.parentElement;
+    if (!host || host.closest(skip) || host.closest('pre, code, kbd, samp, .highlight')) { continue; }
+    proseParts.push(node.nodeValue);
+  }
+  var prose = proseParts.join('');
   var rawTex = [];
   var texPattern = /\$\$|\$[^$\n]{1,300}?\$|\\\(|\\\[|\\(frac|dfrac|tfrac|varepsilon|epsilon|mathcal|mathbb|mathrm|operatorname|sum|prod|sqrt|left|right|begin|end|cdot|ldots|le|ge|ne|in|infty|alpha|beta|ell|log|exp|min|max)(?![A-Za-z])/g;
   var m;
@@ -197,7 +222,7 @@ function measure() {
                rawTex: rawTex, rawMyst: rawMyst, wide: wide, figures: figures,
                columnWidth: Math.round(column.width), windowWidth: window.innerWidth,
                columnScroll: container.scrollWidth > container.clientWidth + TOL,
-               text: text};
+               wideTables: wideTables, prose: prose, text: text};
   var out = document.createElement('pre');
   out.id = 'ldpkit-probe';
   out.textContent = JSON.stringify(probe);
@@ -296,6 +321,64 @@ def test_page_fits_the_content_column(probes: dict, doc: str) -> None:
     assert not problems, (
         f"{doc}: at {probe['windowWidth']} px the column is {probe['columnWidth']} px wide, and\n" + "\n".join(problems)
     )
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_tables_fit_without_scrolling(probes: dict, doc: str) -> None:
+    """No table at 1280 px is wider than the content column, even inside a scroll container.
+
+    A table the prose refers to is read whole: one whose columns and caption have to be
+    scrolled into view is split or transposed instead.
+    """
+    assert doc in probes, f"{doc}.html missing"
+    probe = probes[doc]
+    problems = [f"table {item['width']} px wide, room {item['room']} px: {item['what']}"
+                for item in probe["wideTables"]]
+    assert not problems, f"{doc}: tables wider than the content column:\n" + "\n".join(problems)
+
+
+#: ASCII stand-ins for math in prose, tables and captions: comparison operators, a power written
+#: with a caret (``e^1``, ``10^6``), a subscript written with an underscore (``E_S``, ``eps_s``)
+#: and function-call notation for roots.  Source code and printed output are not prose.
+ASCII_MATH = re.compile(
+    r"<=|>=|!=|[\w)\]]\^[-+]?[\w({]"
+    r"|\b(?:[A-Za-z]|eps|epsilon|alpha|delta|sigma|mu|pi|ell)_\{?[A-Za-z0-9]+\b"
+    r"|\bsqrt\("
+)
+
+
+def _snippets(text: str, pattern: re.Pattern[str], limit: int = 12) -> list[str]:
+    found = []
+    for match in pattern.finditer(text):
+        start, end = max(0, match.start() - 40), min(len(text), match.end() + 40)
+        found.append(" ".join(text[start:end].split()))
+        if len(found) == limit:
+            break
+    return found
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_has_no_ascii_math(probes: dict, doc: str) -> None:
+    """Prose, tables and captions write math as math ("at most 12", $\\le$, $e^1$), never "<=" or "e^1"."""
+    assert doc in probes, f"{doc}.html missing"
+    found = _snippets(probes[doc]["prose"], ASCII_MATH)
+    assert not found, f"{doc}: ASCII math in the rendered text:\n" + "\n".join(f"...{s}..." for s in found)
+
+
+def _bibtex_keys() -> list[str]:
+    text = (REPO / "book" / "references.bib").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r"@\w+\s*\{\s*([^,\s]+)\s*,", text)))
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_page_names_papers_not_bibtex_keys(probes: dict, doc: str) -> None:
+    """A citation reads as the paper (authors and year, or its title), never as its BibTeX key."""
+    assert doc in probes, f"{doc}.html missing"
+    keys = _bibtex_keys()
+    assert keys, "no BibTeX keys read from references.bib"
+    pattern = re.compile(r"(?<![\w/.-])(?:" + "|".join(map(re.escape, keys)) + r")(?![\w-])")
+    found = _snippets(probes[doc]["prose"], pattern)
+    assert not found, f"{doc}: BibTeX keys in the rendered text:\n" + "\n".join(f"...{s}..." for s in found)
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, planned_label, reproduce_with_cli
+from conftest import REPO, panel_series, planned_label, reproduce_with_cli
 from ldpkit import GRR, IPRR, URR
 from ldpkit.budgets import ipldp_levels
 from ldpkit.experiments import RunConfig, ipldp_figures, list_experiments, run
@@ -208,3 +208,13 @@ def test_chapter_runs_and_shows_every_registered_ipldp_experiment() -> None:
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
         assert f"{{numref}}`{key}`" in text, key
     assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 3
+
+
+def test_fig4_draws_the_coinciding_idue_models_once() -> None:
+    """The three IDUE models' exact MSEs nearly coincide: Fig. 4 draws one IDUE curve, said to be their mean."""
+    result = run("ipldp-fig4", RunConfig(repeats=1, seed=3, scale=0.01))
+    assert ipldp_figures.idue_spread(result.frame) < ipldp_figures.IDUE_COINCIDE
+    counts = {ax.get_title(): panel_series(ax) for ax in result.figure.axes if ax.get_visible()}
+    assert counts and max(counts.values()) <= 6, counts
+    labels = [text.get_text() for legend in result.figure.legends for text in legend.get_texts()]
+    assert sum("IDUE" in label for label in labels) == 1 and any("coincide" in label for label in labels), labels

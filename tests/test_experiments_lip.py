@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, planned_label, reproduce_with_cli
+from conftest import REPO, panel_series, planned_label, reproduce_with_cli
 from scipy import stats
 
 from ldpkit import lip
@@ -189,3 +189,11 @@ def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
         assert "`ldpkit reproduce lip-fig" in caption, key
         assert f"{{numref}}`{key}`" in text or key in text, key
     assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 5
+
+
+
+@pytest.mark.parametrize("eid", sorted(IDS))
+def test_every_lip_panel_draws_at_most_six_series(eid: str) -> None:
+    result = run(eid, TINY)
+    counts = {ax.get_title(): panel_series(ax) for ax in result.figure.axes if ax.get_visible()}
+    assert counts and max(counts.values()) <= 6, counts

@@ -335,7 +335,8 @@ def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: s
     A mechanism has its book-wide colour and marker
     (:func:`ldpkit.experiments.style.mechanism_style`); an estimator its line style: NS
     dashed, MLE dotted (:data:`ldpkit.experiments.style.ESTIMATOR_STYLES`), and for the
-    unbiased (``"empirical"``) estimator the simulation as open markers, with, for
+    unbiased (``"empirical"``) estimator the simulation as open markers (every marker is open, as
+    in the legend), with, for
     ``metric == "mse"``, its exact expectation as a solid line over them.  Returns the
     mechanisms drawn.
     """
@@ -352,7 +353,7 @@ def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: s
                     ax.plot(s.index, s["mse_theory"].values, "-", lw=style.LW_EXACT_IPLDP, color=look["color"])
             else:
                 ax.plot(s.index, s[metric].values, ls=style.ESTIMATOR_STYLES[est], ms=style.MS_SMALL,
-                        lw=style.LW_ESTIMATOR, **look)
+                        lw=style.LW_ESTIMATOR, mfc="none", **look)  # open, as in the legend
     if metric == "re":
         style.ratio_axis(ax)
     else:
@@ -360,9 +361,11 @@ def draw_losses(ax: matplotlib.axes.Axes, frame: pd.DataFrame, x: str, metric: s
     return mechanisms
 
 
-def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *, estimator_keys: bool) -> None:
-    """Mechanisms (colour and marker), then the meaning of the line styles."""
-    handles = style.pad_row([style.mechanism_handle(m, line=False) for m in mechanisms], 4)
+def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *, estimator_keys: bool,
+            labels: Mapping[str, str] | None = None) -> None:
+    """Mechanisms (colour and marker, or the label of ``labels``), then the meaning of the line styles."""
+    labels = labels or {}
+    handles = style.pad_row([style.mechanism_handle(m, labels.get(m), line=False) for m in mechanisms], 4)
     handles.append(style.key_handle("empirical: simulated", ls="none", marker=style.SIMULATED_MARKER, mfc="none"))
     handles.append(style.key_handle("empirical: exact (MSE)", lw=style.LW_EXACT_IPLDP))
     if estimator_keys:
@@ -371,7 +374,7 @@ def _legend(fig: matplotlib.figure.Figure, mechanisms: Sequence[str], *, estimat
 
 
 def _estimator_rows(rows: Sequence[tuple[pd.DataFrame, str]], x: str, xlabel: str,
-                    titles: Sequence[str]) -> matplotlib.figure.Figure:
+                    titles: Sequence[str], labels: Mapping[str, str] | None = None) -> matplotlib.figure.Figure:
     """One row per ``(frame, metric)`` of ``rows`` (titled ``titles``), one panel per estimator."""
     fig, axes = style.row_figure(titles, len(_ESTIMATORS), 2.0, legend_height=0.9, sharey=True)
     mechanisms: list[str] = []
@@ -380,8 +383,28 @@ def _estimator_rows(rows: Sequence[tuple[pd.DataFrame, str]], x: str, xlabel: st
             mechanisms = draw_losses(ax, frame, x, metric, (est,))
             ax.set(xlabel=xlabel, title=title)
         row[0].set_ylabel(style.MSE_LABEL if metric == "mse" else _RE_LABEL)
-    _legend(fig, mechanisms, estimator_keys=False)
+    _legend(fig, mechanisms, estimator_keys=False, labels=labels)
     return fig
+
+
+#: the IDUE models of Fig. 4 (experiment #5)
+IDUE_MODELS = ("IDUE-opt0", "IDUE-opt1", "IDUE-opt2")
+#: Fig. 4 draws the IDUE models as one curve (their mean) when their exact MSEs differ by less than this
+#: (relative) at every point: their mechanisms then nearly coincide, and on log axes spanning decades
+#: their curves would lie on one another
+IDUE_COINCIDE = 0.05
+
+
+def idue_spread(frame: pd.DataFrame) -> float:
+    """The largest relative spread ``max / min - 1`` of the IDUE models' exact MSE at one point of ``frame``.
+
+    A point is a dataset and a sample ratio (the exact MSE, column ``mse_theory``, is that of
+    the unbiased estimator).
+    """
+    idue = frame[frame["mechanism"].isin(IDUE_MODELS)]
+    keys = [k for k in ("dataset", "sr") if k in idue.columns]
+    means = idue.groupby([*keys, "mechanism"])["mse_theory"].mean().unstack("mechanism")
+    return float((means.max(axis=1) / means.min(axis=1) - 1).max())
 
 
 @style.styled
@@ -415,12 +438,17 @@ def draw_fig3(data: ExperimentData) -> matplotlib.figure.Figure:
 @style.styled
 def draw_fig4(data: ExperimentData) -> matplotlib.figure.Figure:
     """MSE and RE against ``SR`` for IPRR and IDUE (experiment #5): rows dataset and metric, panels estimators."""
+    together = idue_spread(data.frame) < IDUE_COINCIDE
+    one = {m: IDUE_MODELS[0] for m in IDUE_MODELS}
     rows, titles = [], []
     for label, frame in data.parts.items():
+        if together:  # one curve: the three models' mean
+            frame = frame.assign(mechanism=frame["mechanism"].replace(one))
         for metric in ("mse", "re"):
             rows.append((frame, metric))
             titles.append(f"{label}: {metric.upper()}")
-    return _estimator_rows(rows, "sr", "sample ratio SR (fraction)", titles)
+    labels = {IDUE_MODELS[0]: "IDUE opt0, opt1, opt2 (coincide: their mean)"} if together else None
+    return _estimator_rows(rows, "sr", "sample ratio SR (fraction)", titles, labels)
 
 
 # --------------------------------------------------------------------------- registration

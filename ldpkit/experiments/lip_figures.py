@@ -469,31 +469,66 @@ def _legend(fig: matplotlib.figure.Figure, models: Sequence[str], kinds: set[str
     style.legend_below(fig, handles, ncol=2, by_row=True)
 
 
-def _draw_panels(data: ExperimentData, y: str = "rmse", height: float = 3.0) -> matplotlib.figure.Figure:
+#: at most six series a panel: a figure whose panels would hold more draws each data panel as a row of
+#: panels, one per group of curves (the group's models or ``None`` for all, its kinds or ``None`` for
+#: all, and its title after the data panel's)
+_GROUPS: Mapping[str, tuple[tuple[tuple[str, ...] | None, tuple[str, ...] | None, str], ...]] = MappingProxyType({
+    "lip-fig2": ((None, ("exact", "simulated"), "true errors"), (None, ("paper",), "as the paper prints them")),
+    "lip-fig6": ((("Opt-LDP", "Opt-LIP", "Opt-LIP (Thm 2)"), None, r"budget $\varepsilon$"),
+                 (("Opt-LDP", "Opt-LIP eps/2", "Sym-LIP eps/2", "Opt-LIP eps/2 (Thm 2)", "Sym-LIP eps/2 (eq. 23)"),
+                  None, r"budget $\varepsilon/2$ (and $\varepsilon$-Opt-LDP)")),
+    "lip-fig8": ((None, ("exact", "paper"), "inputs drawn from the priors"),
+                 (None, ("exact | data", "simulated"), "the data's inputs")),
+})
+
+
+def _draw_panels(data: ExperimentData, y: str = "rmse", height: float = 3.0,
+                 groups: Sequence[tuple[Sequence[str] | None, Sequence[str] | None, str]] = ()
+                 ) -> matplotlib.figure.Figure:
+    """One panel per data panel of ``data``, or, with ``groups``, one row of panels per data panel.
+
+    With ``groups`` (models, kinds and a title, :data:`_GROUPS`), each data panel is drawn as one
+    panel per group, holding the group's curves; the panels of a row share their y range.
+    """
     frame = data.frame
     panels = list(dict.fromkeys(frame["panel"]))
-    fig, axes = _figure(len(panels), height)
+    cells = [(panel, (models_, kinds_), f"{panel}:\n{title}") for panel in panels
+             for models_, kinds_, title in groups] if groups else [(panel, (None, None), panel) for panel in panels]
+    fig, axes = _figure(len(cells), height)
     models: list[str] = []
     kinds: set[str] = set()
-    for ax, panel in zip(axes, panels):
+    rows: dict[str, list[matplotlib.axes.Axes]] = {}
+    for ax, (panel, only, title) in zip(axes, cells):
         sub = frame[frame["panel"] == panel]
+        if only[0] is not None:
+            sub = sub[sub["model"].isin(only[0])]
+        if only[1] is not None:
+            sub = sub[sub["kind"].isin(only[1])]
         drawn, drawn_kinds = _panel(ax, sub, y)
         models += [m for m in drawn if m not in models]
         kinds |= drawn_kinds
-        ax.set_title(panel)
-        exact = sub.loc[sub["kind"] == "exact", y]
+        ax.set_title(title)
+        exact = sub.loc[sub["kind"].isin(("exact", "exact | data")), y]
         exact = exact[exact > 0]
         if len(exact):
             ax.set_ylim(bottom=float(exact.min()) / 3)
+        rows.setdefault(panel, []).append(ax)
+    for row in rows.values():
+        if len(row) > 1:
+            low = min(ax.get_ylim()[0] for ax in row)
+            high = max(ax.get_ylim()[1] for ax in row)
+            for ax in row:
+                ax.set_ylim(low, high)
     _legend(fig, models, kinds)
     return fig
 
 
 @style.styled
 def draw_fig2(data: ExperimentData) -> matplotlib.figure.Figure:
-    """Example 1: total MSE of the aggregate against eps, exact, printed and simulated."""
-    fig = _draw_panels(data, y="mse", height=4.0)
-    fig.axes[0].set_ylim(1e-2, 1e3)
+    """Example 1: total MSE of the aggregate against eps; the true errors left, the printed ones right."""
+    fig = _draw_panels(data, y="mse", height=4.0, groups=_GROUPS["lip-fig2"])
+    for ax in fig.axes[:2]:
+        ax.set_ylim(1e-2, 1e3)
     return fig
 
 
@@ -505,8 +540,8 @@ def draw_fig5(data: ExperimentData) -> matplotlib.figure.Figure:
 
 @style.styled
 def draw_fig6(data: ExperimentData) -> matplotlib.figure.Figure:
-    """Fig. 6: one panel per global prior."""
-    return _draw_panels(data)
+    """Fig. 6: a row per global prior, the models at budget eps left and at eps/2 right."""
+    return _draw_panels(data, groups=_GROUPS["lip-fig6"])
 
 
 @style.styled
@@ -517,8 +552,8 @@ def draw_fig7(data: ExperimentData) -> matplotlib.figure.Figure:
 
 @style.styled
 def draw_fig8(data: ExperimentData) -> matplotlib.figure.Figure:
-    """Fig. 8: Kosarak (stand-in offline) left, Gowalla (held-out stand-in) right."""
-    return _draw_panels(data, height=3.4)
+    """Fig. 8: a row per dataset (Kosarak, Gowalla), the paper's MSE left and the data's inputs right."""
+    return _draw_panels(data, height=3.4, groups=_GROUPS["lip-fig8"])
 
 
 # --------------------------------------------------------------------------- registration

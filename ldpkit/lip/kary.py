@@ -529,7 +529,7 @@ def _optimiser(c: Contract) -> Optional[float]:
 
 def _applies(c: Contract) -> Optional[str]:
     if c.d > MAX_KARY_K:
-        return f"the k-ary LIP programme is solved for k <= {MAX_KARY_K} items, the promise has {c.d}"
+        return f"the k-ary LIP programme is solved for at most {MAX_KARY_K} items, the promise has {c.d}"
     return None
 
 
