@@ -310,6 +310,9 @@ def test_artifact_page_tables_cover_every_item_and_dataset() -> None:
         # the status badge, then the data qualifier's badge when the verdict rests on a stand-in
         assert f"{claim_badges(claim)} ({claim.id})" in table, eid
         assert claim_badges(claim).startswith(f"{{{STATUS_BADGES[claim.status]}}}`{claim.status}`"), eid
+    # items under the paper's name, never its BibTeX key; the companion's own results as the companion's
+    assert not any(it.paper in table for it in items), "a BibTeX key in the Artifact page's table"
+    assert table.count("* - Companion") == sum(not it.item.startswith(("Fig.", "Table", "Sec.")) for it in items) > 0
     rows = artifact.data_availability()
     assert [r["dataset"] for r in rows] == [info.name for info in DATASETS.values()]
     assert data_table(rows).count("\n* - ") == len(rows) + 1

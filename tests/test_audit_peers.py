@@ -8,6 +8,8 @@ in ``benchmarks/audit.py``).
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,3 +122,46 @@ def test_a_missing_peer_raises_a_one_line_import_error(monkeypatch: pytest.Monke
     with pytest.raises(ImportError, match=r'pip install -e "\.\[bench\]"') as err:
         peers.peer_samplers(4, 1.0, libraries=["pure-ldp"])
     assert "\n" not in str(err.value)
+
+
+# ------------------------------------------------------------------ the audit chapter's citations
+AUDIT_PAGE = Path(__file__).resolve().parents[1] / "book" / "audit.md"
+
+#: (module, file inside the installed package, first and last cited line, text the lines must hold),
+#: as the audit chapter cites them for the installed releases
+CITED_LINES = [
+    ("pure_ldp", "frequency_oracles/rappor/rappor_client.py", 48, 51, ("data[i] = 1",), "else"),
+    ("multi_freq_ldpy", "pure_frequency_oracles/SS.py", 38, 41, ("sub_set[0] = int(input_data)",), None),
+    ("pure_ldp", "frequency_oracles/unary_encoding/ue_client.py", 55, 55, ("oh_vec[index] = 0",), None),
+]
+
+
+@pytest.mark.parametrize(("module", "path", "first", "last", "held", "absent"), CITED_LINES)
+def test_the_chapter_cites_the_lines_that_cause_each_finding(module: str, path: str, first: int, last: int,
+                                                               held: tuple, absent: str | None) -> None:
+    mod = pytest.importorskip(module)
+    lines = (Path(mod.__file__).parent / path).read_text().splitlines()[first - 1:last]
+    cited = "\n".join(lines)
+    assert all(h in cited for h in held)
+    if absent is not None:                      # RAPPOR: no branch ever writes a zero
+        assert absent not in cited and "data[i] = 0" not in cited
+    page = " ".join(AUDIT_PAGE.read_text().split())
+    assert f"`{module}/{path}`" in page
+    assert f"{first} to {last}" in page or f"(line {first})" in page
+
+
+def _reproducers() -> list[str]:
+    """The ``python`` code blocks of the audit chapter that start with ``# reproducer:``."""
+    blocks = re.findall(r"^```python\n(.*?)^```", AUDIT_PAGE.read_text(), flags=re.S | re.M)
+    return [b for b in blocks if b.startswith("# reproducer:")]
+
+
+def test_the_chapter_has_a_reproducer_per_broken_peer() -> None:
+    assert len(_reproducers()) == 2
+
+
+@pytest.mark.parametrize("index", range(2))
+def test_the_chapters_reproducers_show_the_leak(index: int, capsys: pytest.CaptureFixture[str]) -> None:
+    code = _reproducers()[index]
+    pytest.importorskip("pure_ldp" if "pure_ldp" in code else "multi_freq_ldpy")
+    exec(compile(code, f"audit.md reproducer {index}", "exec"), {})   # each ends with its own assert

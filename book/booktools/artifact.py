@@ -18,7 +18,7 @@ from .render import claim_badges, list_table
 if TYPE_CHECKING:  # pragma: no cover
     from ldpkit.experiments.artifact import ArtifactItem
 
-__all__ = ["claim_id", "artifact_table", "data_table"]
+__all__ = ["claim_id", "artifact_table", "data_table", "item_owner", "PAPER_NAMES"]
 
 _ITEM = re.compile(r"^(?P<paper>[a-z]+)-(?P<kind>fig|table)(?P<number>\d+)$")
 
@@ -45,8 +45,9 @@ def artifact_table(items: Sequence[ArtifactItem], claims: Iterable[Claim] = (),
                    labels: Mapping[str, BookLabel] | None = None) -> str:
     """The paper items as a MyST ``list-table`` (glue it as Markdown and paste it with ``:format: myst``).
 
-    Columns: the paper item (a link to the book section that shows it), the command, the
-    expected time, the data of the reference run, and the book's verdict on the paper's claim
+    Columns: the item under its owner (a cited paper by name, or the companion; a link to the
+    book section that shows it), the command with its expected time, the data of the reference
+    run, and the book's verdict on the paper's claim
     (the status badge of the register entry :func:`claim_id` names; "not a claim" for items the
     register does not list).
 
@@ -64,13 +65,48 @@ def artifact_table(items: Sequence[ArtifactItem], claims: Iterable[Claim] = (),
     rows = []
     for it in items:
         role = getattr((labels or {}).get(it.section or ""), "role", "ref")
-        where = f"{{{role}}}`{it.item} <{it.section}>`" if it.section else it.item
+        owner, title = item_owner(it.paper, it.item)
+        where = f"{{{role}}}`{title} <{it.section}>`" if it.section else title
         claim = by_id.get(claim_id(it.id) or "")
         verdict = f"{claim_badges(claim)} ({claim.id})" if claim is not None else "not a claim"
-        rows.append([f"{it.paper}: {where}", f"`{it.command}`", _seconds(it.seconds), it.data, verdict])
-    header = ["paper item", "command", "time (reference machine)", "data of the reference run", "the book's verdict"]
-    return list_table(None, header, [[cell.replace("\n", " ") for cell in row] for row in rows],
-                      widths=(22, 26, 10, 24, 18), css_class="artifact-table")
+        run = f"`{it.command}`\n{_seconds(it.seconds)}"
+        rows.append([f"{owner}: {where}".replace("\n", " "), run, it.data.replace("\n", " "), verdict.replace("\n", " ")])
+    header = ["item", "command, and its time on the reference machine", "data of the reference run",
+              "the book's verdict"]
+    return list_table(None, header, rows, widths=(26, 28, 24, 22), css_class="book-table artifact-table",
+                      width="100%")
+
+
+#: the cited papers whose items the artifact reruns, by the name the book gives them
+PAPER_NAMES: dict[str, str] = {"gu2020idldp": "ID-LDP paper", "li2023ipldp": "IPLDP paper",
+                               "zhao2022fldp": "FLDP paper", "jiang2018lip": "LIP paper",
+                               "arcolezi2024revealing": "LDP-Auditor paper"}
+
+_PAPER_ITEM = re.compile(r"^(Fig\.|Table|Sec\.) ")
+
+
+def item_owner(paper: str, item: str) -> tuple[str, str]:
+    """Who an artifact item belongs to, and its title: a cited paper's figure, table or section, or the companion's own.
+
+    An item whose title names a figure, table or section is the paper's, shown under the paper's
+    name (never its BibTeX key); any other item (an auditing or synthesis result, the notion
+    map) is the companion's own, whatever paper its experiment is filed under.
+
+    Examples
+    --------
+    >>> item_owner("gu2020idldp", "Fig. 3")
+    ('ID-LDP paper', 'Fig. 3')
+    >>> item_owner("acharya2020context", "Synthesis: guarantee table")
+    ('Companion (synthesis)', 'guarantee table')
+    >>> item_owner("desfontaines2020sok", "Notion map")
+    ('Companion', 'Notion map')
+    """
+    if _PAPER_ITEM.match(item):
+        return PAPER_NAMES.get(paper, paper), item
+    chapter, sep, rest = item.partition(": ")
+    if sep:
+        return f"Companion ({chapter.lower()})", rest
+    return "Companion", item
 
 
 def data_table(rows: Sequence[Mapping[str, str]]) -> str:
@@ -85,4 +121,5 @@ def data_table(rows: Sequence[Mapping[str, str]]) -> str:
         if values[2].startswith("http"):
             values[2] = f"[{values[2].split('/')[2]}]({values[2]})"
         cells.append(values)
-    return list_table(None, header, cells, widths=(14, 16, 20, 14, 16, 20), css_class="artifact-table")
+    return list_table(None, header, cells, widths=(14, 16, 20, 14, 16, 20),
+                      css_class="book-table artifact-table", width="100%")

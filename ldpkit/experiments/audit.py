@@ -270,27 +270,29 @@ def samples_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 @style.styled
 def draw_tightness(data: ExperimentData) -> matplotlib.figure.Figure:
-    """One panel per mechanism: median bound / exact epsilon against samples per input, a colour per budget."""
+    """Two panels per mechanism (white-box, black-box events): median bound / exact epsilon against samples per input, a colour per budget."""
     from matplotlib import ticker
 
     summ = tightness_summary(data.frame)
     mechs = list(dict.fromkeys(summ["mechanism"]))
     budgets = list(dict.fromkeys(summ["eps"]))
-    ncols = 2
-    nrows = -(-len(mechs) // ncols)
-    fig, axes = style.figure(nrows, ncols, 1.9 * nrows + 0.8, sharex=True, sharey=True)
-    for ax, mech in zip(axes, mechs):
+    kinds = (("white", "-", "white-box"), ("black", "--", "black-box"))
+    ncols = 4                               # two mechanisms per row, each as a white-box and a black-box panel
+    nrows = -(-2 * len(mechs) // ncols)
+    fig, axes = style.figure(nrows, ncols, 1.6 * nrows + 0.8, sharex=True, sharey=True)
+    panels = [(mech, kind) for mech in mechs for kind in kinds]
+    for ax, (mech, (events, ls, label)) in zip(axes, panels):
         for i, eps in enumerate(budgets):
             look = style.ordered_style(i, len(budgets))
-            for events, ls, mfc in (("white", "-", look["color"]), ("black", "--", "none")):
-                cur = summ[(summ["mechanism"] == mech) & (summ["eps"] == eps) & (summ["events"] == events)]
-                ax.plot(cur["n"], cur["median"], ls=ls, lw=style.LW_DENSE, ms=style.MS_SMALL, mfc=mfc, **look)
+            mfc = look["color"] if events == "white" else "none"
+            cur = summ[(summ["mechanism"] == mech) & (summ["eps"] == eps) & (summ["events"] == events)]
+            ax.plot(cur["n"], cur["median"], ls=ls, lw=style.LW_DENSE, ms=style.MS_SMALL, mfc=mfc, **look)
         ax.axhline(TIGHT, color=style.KEY_GREY, lw=0.8, ls=":")
-        ax.set_title(mech)
+        ax.set_title(f"{mech}, {label}", fontsize="small")
         ax.set_xscale("log")
-        ax.xaxis.set_major_locator(ticker.LogLocator(numticks=6))
+        ax.xaxis.set_major_locator(ticker.LogLocator(numticks=3))
         ax.set_ylim(0, 1.05)
-    for ax in axes[len(mechs):]:
+    for ax in axes[len(panels):]:
         ax.set_visible(False)
     for ax in axes[-ncols:]:
         ax.set_xlabel("samples per input")
@@ -298,7 +300,8 @@ def draw_tightness(data: ExperimentData) -> matplotlib.figure.Figure:
         ax.set_ylabel(r"bound / exact $\varepsilon$")
     handles = [style.key_handle(rf"$\varepsilon$ = {eps:g}", **style.ordered_style(i, len(budgets)))
                for i, eps in enumerate(budgets)]
-    handles += [style.key_handle("white-box", ls="-"), style.key_handle("black-box", ls="--", mfc="none", marker="o"),
+    handles += [style.key_handle("white-box (filled)", ls="-", marker="o"),
+                style.key_handle("black-box (open)", ls="--", mfc="none", marker="o"),
                 style.key_handle(f"{TIGHT:g} (within 10%)", ls=":", lw=0.8)]
     style.legend_below(fig, handles, ncol=4, by_row=True)
     return fig
