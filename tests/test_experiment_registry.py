@@ -7,7 +7,6 @@ import doctest
 import io
 import math
 import re
-import subprocess
 import sys
 import time
 
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO, planned_label, planned_origin
+from conftest import REPO, planned_label, planned_origin, run_process
 from ldpkit import datasets
 from ldpkit.datasets import ItemSetData, synthetic
 from ldpkit.experiments import (
@@ -502,7 +501,7 @@ def test_load_dataset_rejects_unknown_names() -> None:
 def test_importing_ldpkit_and_experiments_does_not_import_matplotlib() -> None:
     code = ("import sys, ldpkit, ldpkit.experiments, ldpkit.cli; "
             "print('matplotlib' in sys.modules, 'pandas' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = run_process([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 
 
