@@ -12,11 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+import psutil  # a test dependency (the "test" extra): the suite looks for what a command left running with it
 import pytest
 
 from conftest import hang_guard, run_process
-
-psutil = pytest.importorskip("psutil")
 
 #: a command that starts two sleepers, one in its process group and one in a session of its own, writes
 #: their process ids and then sleeps ("sleep") or ends at once ("exit"); the first sleeper holds the
