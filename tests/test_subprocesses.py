@@ -93,3 +93,30 @@ def test_run_process_is_subprocess_run_otherwise(tmp_path: Path, monkeypatch: py
     with pytest.raises(ValueError, match="LDPKIT_TEST_HANG_SCALE must be positive"):
         hang_guard(10)
     assert os.environ["LDPKIT_TEST_HANG_SCALE"] == "0"
+
+
+#: the calls that start a process without ``run_process``
+_STARTERS = {("subprocess", name) for name in ("run", "Popen", "call", "check_call", "check_output", "getoutput",
+                                               "getstatusoutput")} | {
+    ("os", name) for name in ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnv", "spawnve",
+                              "spawnl", "spawnle", "execv", "execve", "execl", "execle", "execvp", "execlp")}
+
+
+def test_no_test_starts_a_process_but_through_run_process() -> None:
+    """Every test module starts its subprocesses through ``conftest.run_process`` (code given to a child as text is
+    the child's own business)."""
+    import ast
+
+    tests = Path(__file__).resolve().parent
+    bad = []
+    for path in sorted(tests.rglob("*.py")):
+        if path.name == "conftest.py" and path.parent == tests:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and (node.func.value.id, node.func.attr) in _STARTERS):
+                bad.append(f"{path.relative_to(tests)}:{node.lineno} calls {node.func.value.id}.{node.func.attr}")
+            if isinstance(node, ast.ImportFrom) and node.module in ("subprocess", "os"):
+                bad += [f"{path.relative_to(tests)}:{node.lineno} imports {alias.name} from {node.module}"
+                        for alias in node.names if (node.module, alias.name) in _STARTERS]
+    assert not bad, "start subprocesses through conftest.run_process:\n" + "\n".join(bad)
