@@ -1,8 +1,16 @@
-"""Shared pytest configuration: the repository root, the book's tooling and the book's chapter list."""
+"""Shared pytest configuration: the repository root, the book's tooling and the book's chapter list,
+the one way a test starts a subprocess (:func:`run_process`), and the order in which pytest-xdist
+hands the modules to its workers."""
 
 from __future__ import annotations
 
+import functools
+import os
+import signal
+import subprocess
 import sys
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +23,46 @@ REPO = Path(__file__).resolve().parents[1]
 BOOK = REPO / "book"
 if str(BOOK) not in sys.path:
     sys.path.insert(0, str(BOOK))
+
+
+
+# --------------------------------------------------------------------------- pytest-xdist
+# The test command runs the suite on two workers (``-n auto`` in pyproject.toml, resolved below)
+# and hands out whole modules (``--dist loadfile``): a module's fixtures (the book's build, the
+# artifact's reruns, a module's shared runs) are made once, by the one worker that runs it.
+
+#: Modules handed out first, in this order: the book's build and the artifact's reruns take minutes
+#: and start at once, one on each worker; the other modules follow in collection order, on whichever
+#: worker is free.
+FIRST_MODULES = ("tests/test_book.py", "tests/test_artifact.py")
+#: workers for a run of whole directories (the suite): the book's build beside everything else
+WORKERS = 2
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers for the suite or a directory, one process for files named on the command line.
+
+    A run of a few files gains nothing from workers that each start and import the kit;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or an explicit ``-n N`` still decides.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist reads it
+    paths = [Path(str(arg).split("::")[0]) for arg in config.args]
+    if paths and all(path.suffix == ".py" or not path.is_dir() for path in paths):
+        return 0
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return min(WORKERS, cpus) if cpus > 1 else 0
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the order of the items
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not hasattr(config, "workerinput"):  # one process: collection order
+        return
+    first = {module: rank for rank, module in enumerate(FIRST_MODULES)}
+    items.sort(key=lambda item: first.get(item.nodeid.split("::")[0], len(first)))
 
 
 def toc_chapters() -> list[str]:
@@ -129,3 +177,151 @@ def panel_series(ax: Any) -> int:
     markers = {to_hex(line.get_color()) for line in ax.lines if line not in curves
                and line.get_marker() not in (style.INFEASIBLE_MARKER, "None", "none", "")}
     return len(curves) + len(markers - colours)
+
+# --------------------------------------------------------------------------- speed, in this machine's units
+@functools.cache
+def machine_unit() -> float:
+    """CPU seconds this process takes for a fixed piece of work: the unit of a test's speed limit.
+
+    A test that guards against a slow path states its limit in this unit (``assert cpu <
+    400 * machine_unit()``) and measures its work in CPU time of this process
+    (:func:`time.process_time`), so that the limit scales with the machine and does not move with
+    the load of other processes.  The work mixes what the kit's code spends its time on: the
+    interpreter, numpy's cost per call, a sort and matrix products (one BLAS thread); the fastest
+    of five runs, about 0.03 s on the machine that set the limits.
+
+    Examples
+    --------
+    >>> 0 < machine_unit() < 60
+    True
+    """
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    values, matrix, small = rng.random(1_000_000), rng.random((300, 300)), rng.random(100)
+    best = float("inf")
+    with threadpool_limits(1):
+        for _ in range(5):
+            start = time.process_time()
+            sum(i * i for i in range(600_000))
+            for _ in range(6_000):
+                small = np.sqrt(small * small + 1.0) - 1.0
+            np.sort(values)
+            matrix @ matrix @ matrix
+            best = min(best, time.process_time() - start)
+    return max(best, 1e-3)
+
+# --------------------------------------------------------------------------- subprocesses
+#: Seconds after which a test's subprocess is taken to hang, and killed with everything it started.
+#: It is a hang guard, not a time limit: far above what a slow, busy machine needs (the longest
+#: command, the book's build, takes minutes; it gets :data:`BOOK_HANG_GUARD`).  On an unusually slow
+#: machine, ``LDPKIT_TEST_HANG_SCALE`` multiplies every guard (e.g. ``4``).
+HANG_GUARD = 3600.0
+#: the hang guard of the book's build
+BOOK_HANG_GUARD = 3 * 3600.0
+
+
+def hang_guard(seconds: float = HANG_GUARD) -> float:
+    """``seconds`` times ``LDPKIT_TEST_HANG_SCALE`` (default 1): the guard a command gets on this machine."""
+    scale = float(os.environ.get("LDPKIT_TEST_HANG_SCALE") or 1.0)
+    if not scale > 0:
+        raise ValueError(f"LDPKIT_TEST_HANG_SCALE must be positive, got {scale!r}")
+    return seconds * scale
+
+
+#: seconds between two looks at a running command's process tree
+_POLL = 1.0
+
+
+def _descendants(pid: int) -> list[Any]:
+    """The processes below ``pid`` now (``psutil.Process`` objects; empty without psutil or once it is gone)."""
+    try:
+        import psutil
+
+        return list(psutil.Process(pid).children(recursive=True))
+    except Exception:  # psutil missing, or the process already gone
+        return []
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # nothing left in the group
+        pass
+
+
+def _kill_all(processes: Iterable[Any]) -> None:
+    for process in processes:
+        try:
+            process.kill()  # psutil refuses a process id that another process has taken since
+        except Exception:  # already gone
+            pass
+
+
+def end_process_tree(proc: subprocess.Popen[Any], seen: Iterable[Any] = ()) -> None:
+    """Kill ``proc``, every process of its process group and every descendant it has or had (``seen``).
+
+    While ``proc`` has not been waited for, its tree is listed again before the group is killed:
+    a Jupyter kernel runs in a session of its own, so only the tree finds it.  (Once waited for,
+    its process id may belong to another process: only the descendants seen before are killed,
+    and psutil refuses any of them whose process id was taken since.)
+    """
+    found = [*seen, *(_descendants(proc.pid) if proc.returncode is None else [])]
+    _kill_group(proc.pid)
+    _kill_all(found)
+
+
+def run_process(cmd: Sequence[str], *, guard: float = HANG_GUARD, check: bool = False,
+                capture_output: bool = False, input: str | bytes | None = None,
+                **popen: Any) -> subprocess.CompletedProcess[Any]:
+    """:func:`subprocess.run` for tests: the command and everything it starts are ended, whatever happens.
+
+    The command starts a new session (``start_new_session=True``), so it and what it starts
+    (workers, kernels, a browser's helpers) form one process group; its process tree is also
+    looked at every second, to find what leaves the group (a Jupyter kernel starts a session of
+    its own).  When the command has ended, what it left running is killed (also what still
+    holds its output open, which would otherwise keep this call waiting); when it outlives the
+    hang guard (:func:`hang_guard` of ``guard`` seconds), or the test is interrupted, the group
+    and every descendant are killed and the test fails with the command's stderr.  Standard
+    input is empty unless ``input`` is given.  The other arguments are those of
+    :class:`subprocess.Popen` (``text``, ``env``, ``cwd``, ...); ``check`` raises
+    :class:`subprocess.CalledProcessError` on a non-zero exit status, as ``subprocess.run`` does.
+    """
+    limit = hang_guard(guard)
+    if capture_output:
+        popen.setdefault("stdout", subprocess.PIPE)
+        popen.setdefault("stderr", subprocess.PIPE)
+    popen.setdefault("stdin", subprocess.DEVNULL if input is None else subprocess.PIPE)
+    proc = subprocess.Popen(list(cmd), start_new_session=True, **popen)
+    seen: dict[int, Any] = {}  # every descendant looked at, by process id
+    deadline = time.monotonic() + limit
+    try:
+        while True:
+            try:
+                out, err = proc.communicate(input, timeout=_POLL)
+                break
+            except subprocess.TimeoutExpired:
+                input = None  # sent once; communicate() goes on from where it was
+                seen.update((child.pid, child) for child in _descendants(proc.pid))
+                if proc.poll() is not None:  # ended, but what it left holds its output open
+                    end_process_tree(proc, seen.values())
+                elif time.monotonic() > deadline:
+                    end_process_tree(proc, seen.values())
+                    try:
+                        out, err = proc.communicate(timeout=60)
+                    except subprocess.TimeoutExpired:  # a process outside the tree holds the output: stop reading
+                        proc.kill()
+                        out, err = None, None
+                    tail = err[-3000:] if err else ""
+                    pytest.fail(f"{' '.join(map(str, cmd))} still ran after {limit:.0f} s (a hang guard, far above "
+                                f"what it needs): killed with every process it started; its stderr ended with:\n{tail}")
+    except BaseException:  # interrupted (Ctrl-C, a failing worker) or hung: leave nothing running
+        end_process_tree(proc, seen.values())
+        proc.wait()
+        raise
+    end_process_tree(proc, seen.values())  # whatever the command left running
+    completed = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    if check:
+        completed.check_returncode()
+    return completed

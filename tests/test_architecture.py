@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from conftest import REPO
@@ -77,6 +78,17 @@ ALLOWED: dict[str, set[str]] = {
 BOOK_TOOLING = "booktools"
 
 
+@functools.cache
+def _source(path: Path) -> tuple[str, ast.Module]:
+    """The text of a module of the kit and its syntax tree, read and parsed once for every test here."""
+    text = path.read_text()
+    return text, ast.parse(text)
+
+
+def _tree(path: Path) -> ast.Module:
+    return _source(path)[1]
+
+
 def _unit(path: Path) -> str:
     return path.relative_to(ROOT).with_suffix("").parts[0]
 
@@ -85,7 +97,7 @@ def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
     """``(line, top-level unit imported, names imported)`` for every ldpkit import of a file."""
     pkg = list(path.relative_to(ROOT).parent.parts)
     out = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom):
             names = [a.name for a in node.names]
             if node.level:
@@ -117,10 +129,10 @@ def test_no_module_imports_private_names_of_another() -> None:
                 if name.startswith("_") and not name.startswith("__"):
                     bad.append(f"{path.relative_to(REPO)}:{line} imports {name} from {unit}")
         # attribute access to a private name of an imported ldpkit module, e.g. `accountant._x`
-        modules = {a.asname or a.name for node in ast.walk(ast.parse(path.read_text()))
+        modules = {a.asname or a.name for node in ast.walk(_tree(path))
                    if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("ldpkit"))
                    for a in node.names}
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
                     and node.attr.startswith("_") and not node.attr.startswith("__")):
                 bad.append(f"{path.relative_to(REPO)}:{node.lineno} uses {node.value.id}.{node.attr}")
@@ -145,12 +157,13 @@ def test_layering() -> None:
 def test_the_kit_never_imports_the_book_tooling() -> None:
     bad = []
     for path in sorted(ROOT.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             bad += [f"{path.relative_to(REPO)}:{node.lineno} imports {name}" for name in names
                     if name.split(".")[0] == BOOK_TOOLING]
-        if f'"{BOOK_TOOLING}' in path.read_text() or f"'{BOOK_TOOLING}" in path.read_text():
+        text = _source(path)[0]
+        if f'"{BOOK_TOOLING}' in text or f"'{BOOK_TOOLING}" in text:
             bad.append(f"{path.relative_to(REPO)} names {BOOK_TOOLING} in a string (a dynamic import?)")
     assert not bad, "\n".join(bad)
 

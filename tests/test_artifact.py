@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_process
 from ldpkit import experiments
 from ldpkit.datasets import DATASETS
 from ldpkit.experiments import check as C
@@ -46,22 +45,9 @@ def _no_data_env(tmp: Path) -> dict[str, str]:
     return env
 
 
-#: seconds after which a command is taken to hang (not a time limit: a quiet machine needs minutes)
-HANG_GUARD = 3600
-
-
 def _ldpkit(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m ldpkit ARGS`` in its own process group; the whole group is killed if it hangs."""
-    cmd = [sys.executable, "-m", "ldpkit", *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=HANG_GUARD)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the command and its workers (joblib, fresh processes)
-        out, err = proc.communicate()
-        pytest.fail(f"{' '.join(args)} hung for {HANG_GUARD} s; stderr: {err[-3000:]}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    """``python -m ldpkit ARGS`` in a process group of its own (``conftest.run_process``), ended whole."""
+    return run_process([sys.executable, "-m", "ldpkit", *args], capture_output=True, text=True, env=env, cwd=cwd)
 
 
 def _reference_origins(eid: str) -> set[str]:

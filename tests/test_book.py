@@ -19,13 +19,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, toc_chapters
+from conftest import BOOK_HANG_GUARD, REPO, run_process, toc_chapters
 
 pytestmark = pytest.mark.book
 
@@ -38,7 +37,8 @@ def book_build(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("book")
     jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
     cmd = [jb, "build", str(REPO), "-W", "-n", "--keep-going", "--path-output", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=REPO)
+    # jupyter-book and its kernels (each in a session of its own) are ended together if the build hangs
+    proc = run_process(cmd, guard=BOOK_HANG_GUARD, capture_output=True, text=True, cwd=REPO)
     log = proc.stdout + "\n" + proc.stderr
     (out / "build.log").write_text(log)
     return {"returncode": proc.returncode, "log": log, "html": out / "_build" / "html"}
@@ -67,6 +67,8 @@ def test_book_build_succeeds(book_build: dict) -> None:
 # --------------------------------------------------------------------------- browser checks
 #: Width of the browser window: the layout a reader with a laptop screen sees.
 WINDOW_WIDTH = 1280
+#: hang guard of one Chromium run (it takes seconds; the page's own timers run on virtual time)
+CHROMIUM_HANG_GUARD = 600.0
 # The API reference pages are generated from the docstrings by autodoc; they are held to the
 # same rules as the chapters, since their text is what a reader of the reference sees (a
 # docstring with raw TeX or a wide table is as broken there as in a chapter).
@@ -263,7 +265,7 @@ def _probe_page(browser: str, page: Path, tmp: Path) -> dict:
             "--allow-file-access-from-files", f"--user-data-dir={tmp / f'profile-{page.stem}-{attempt}'}",
             f"--window-size={WINDOW_WIDTH},900", "--virtual-time-budget=30000", "--dump-dom", probe_page.as_uri(),
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        proc = run_process(cmd, guard=CHROMIUM_HANG_GUARD, capture_output=True, text=True)
         match = re.search(r'<pre id="ldpkit-probe">(.*?)</pre>', proc.stdout, re.S)
         if match:
             break

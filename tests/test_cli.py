@@ -15,7 +15,7 @@ import pytest
 
 import ldpkit
 from ldpkit import experiments
-from conftest import planned_label
+from conftest import planned_label, run_process
 from ldpkit import datasets
 from ldpkit.cli import main
 from ldpkit.datasets import DATASETS, plan
@@ -31,7 +31,7 @@ def _script() -> Path:
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=cwd, env=dict(os.environ), timeout=300)
+    return run_process(cmd, capture_output=True, text=True, cwd=cwd, env=dict(os.environ))
 
 
 def _check_fig2_outputs(proc: subprocess.CompletedProcess[str], out: Path) -> list[list[str]]:

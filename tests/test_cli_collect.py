@@ -504,8 +504,9 @@ def test_delimiter_usage_errors(argv: list[str], message: str, items, tmp_path: 
 def test_readme_own_data_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's "Your own data" section, its Python then its shell commands, in an empty directory."""
     import shlex
-    import subprocess
     import sys
+
+    from conftest import run_process
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Your own data"):]
@@ -517,7 +518,7 @@ def test_readme_own_data_example_runs_as_written(tmp_path: Path, monkeypatch: py
     exec(compile(python[0], "README.md", "exec"), {})
     # `ldpkit` is this interpreter's, whatever the PATH
     script = f"ldpkit() {{ {shlex.quote(sys.executable)} -m ldpkit \"$@\"; }}\n{shell[0]}"
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=600)
+    done = run_process(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Guarantee('ldp', epsilon=2.0): holds" in done.stdout
     both = (tmp_path / "both-days.csv").read_text()

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import run_process
 from ldpkit import accountant, contracts
 from ldpkit.accountant import SHARED_PARAMETERS, CheckResult, Notion, register_notion, registered_notions
 from ldpkit.accountant import unregister_notion
@@ -307,8 +308,8 @@ def test_a_family_registered_outside_the_kit_appears_in_the_command_line(tmp_pat
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "LDPKIT_OFFLINE": "1"}
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-c", RUN, *argv], capture_output=True, text=True, env=env,
-                              cwd=tmp_path)
+        return run_process([sys.executable, "-c", RUN, *argv], capture_output=True, text=True, env=env,
+                           cwd=tmp_path)
 
     base = ["perturb", "--input", str(files["items"]), "--domain", str(files["domain"]), "--seed", "5"]
     named = run(*base, "--output", "r.ldpr", "--mechanism", "half", "--epsilon", "2", "--sensitive", "x1")
@@ -326,9 +327,9 @@ def test_a_family_registered_outside_the_kit_appears_in_the_command_line(tmp_pat
     shown = run("perturb", "--help")
     assert shown.returncode == 0 and "uRR-half (HALF)" in " ".join(shown.stdout.split())
     # without the module, the name is unknown (nothing in ldpkit was edited)
-    plain = subprocess.run([sys.executable, "-m", "ldpkit", *base, "--output", "p.ldpr", "--mechanism", "half",
-                            "--epsilon", "2", "--sensitive", "x1"], capture_output=True, text=True,
-                           env={**os.environ, "LDPKIT_OFFLINE": "1"}, cwd=tmp_path)
+    plain = run_process([sys.executable, "-m", "ldpkit", *base, "--output", "p.ldpr", "--mechanism", "half",
+                         "--epsilon", "2", "--sensitive", "x1"], capture_output=True, text=True,
+                        env={**os.environ, "LDPKIT_OFFLINE": "1"}, cwd=tmp_path)
     assert plain.returncode == 2 and "--mechanism 'half': unknown; choose one of GRR, KRR" in plain.stderr
     assert open_reports(tmp_path / "r.ldpr").mechanism.provenance.describe() == "URR(d=3, epsilon=1.0, sensitive=(1,))"
 

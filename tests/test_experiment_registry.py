@@ -7,15 +7,15 @@ import doctest
 import io
 import math
 import re
-import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO, planned_label, planned_origin
+from conftest import REPO, planned_label, planned_origin, run_process
 from ldpkit import datasets
 from ldpkit.datasets import ItemSetData, synthetic
 from ldpkit.experiments import (
@@ -283,9 +283,11 @@ def test_result_seconds() -> None:
 
     toy = Experiment("toy-fig1", "A toy", "nobody2024", "Fig. 1", "figure", ("toy",), slow_compute, _toy_draw,
                      RunConfig(repeats=3, seed=9))
+    start = time.perf_counter()
     result = run(toy, draw=False)
+    outside = time.perf_counter() - start
     # the time of compute and draw, measured by run; None for a result built by hand
-    assert isinstance(result.seconds, float) and 0.02 <= result.seconds < 60
+    assert isinstance(result.seconds, float) and 0.02 <= result.seconds <= outside
     assert registry.ExperimentResult(toy, result.config, result.data).seconds is None
 
 
@@ -348,8 +350,20 @@ def test_fig2_small_run_frames_labels_and_figure() -> None:
         assert ax.get_xlabel() and "counts" in ax.get_ylabel()
 
 
-def test_standins_are_reported_and_named_in_titles(data_env: str) -> None:
-    result = run("idldp-fig3", SMALL)
+@pytest.fixture(scope="module")
+def small_runs() -> dict[int, Any]:
+    """``idldp-fig2`` to ``idldp-fig8`` at :data:`SMALL` with this machine's data, run once for the module.
+
+    Module-scoped, so made before a test's ``data_env`` changes the environment: these are the
+    runs of the data found here.
+    """
+    cache = idldp.SolutionCache()
+    return {i: run(f"idldp-fig{i}", SMALL, cache=cache) for i in range(2, 9)}
+
+
+def test_standins_are_reported_and_named_in_titles(data_env: str, small_runs) -> None:
+    # with the data found here the module's shared run is this run; with none, a run of its own
+    result = small_runs[3] if data_env == "here" else run("idldp-fig3", SMALL)
     labels = list(result.labels.values())
     assert labels == list(result.parts)
     assert labels == [planned_label("retail"), planned_label("kosarak")]
@@ -424,9 +438,8 @@ def _texts(fig):
 
 
 @pytest.fixture(scope="module")
-def small_figures():
-    cache = idldp.SolutionCache()
-    results = {i: run(f"idldp-fig{i}", SMALL, cache=cache) for i in range(2, 9)}
+def small_figures(small_runs):
+    results = small_runs
     figures = {f"fig{i}": r.figure for i, r in results.items()}
     figures["fig7+8"] = idldp_figures.draw_padding_lengths(results[7].data, results[8].data)
     for fig in figures.values():
@@ -472,8 +485,8 @@ def test_theory_lines_are_drawn_over_the_simulation(small_figures, name: str, pa
     assert all(ln.get_markerfacecolor() == "none" for ln in simulated)
 
 
-def test_meta_records_users_and_items_per_dataset() -> None:
-    result = run("idldp-fig3", SMALL)
+def test_meta_records_users_and_items_per_dataset(small_runs) -> None:
+    result = small_runs[3]
     assert set(result.meta["n"]) == set(result.parts) == set(result.meta["items"])
     for label, frame in result.parts.items():
         assert result.meta["items"][label] > 0 and result.meta["n"][label] > 0
@@ -502,7 +515,7 @@ def test_load_dataset_rejects_unknown_names() -> None:
 def test_importing_ldpkit_and_experiments_does_not_import_matplotlib() -> None:
     code = ("import sys, ldpkit, ldpkit.experiments, ldpkit.cli; "
             "print('matplotlib' in sys.modules, 'pandas' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = run_process([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO, planned_label, reproduce_with_cli
 from ldpkit import FHR, HR, OLH, OUE
-from ldpkit.experiments import RunConfig, fldp_figures, list_experiments, run
+from ldpkit.experiments import RunConfig, fldp_figures, get, list_experiments, run
 from ldpkit.experiments import fldp as exp
 
 CHAPTER = REPO / "book" / "fldp_experiments.md"
@@ -23,6 +23,11 @@ IDS = {"fldp-table1": ("Table 1", "table"), "fldp-table2": ("Table 2", "table"),
        "fldp-fig2": ("Fig. 2", "figure"), "fldp-fig3": ("Fig. 3", "figure"),
        "fldp-fig4": ("Fig. 4", "figure"), "fldp-fig5": ("Fig. 5", "figure")}
 TINY = RunConfig(repeats=2, seed=3, scale=0.02)
+#: the configuration ``ldpkit reproduce fldp-figN --repeats 2 --scale 0.02`` runs with
+#: (``conftest.reproduce_with_cli``): Figs. 2-5 share one protocol run, cached per configuration
+#: and data (``fldp_figures.compute_metrics``), so the tests below that run at this configuration
+#: with the data found here make that run once for the module, CLI tests included
+CLI_TINY = get("fldp-fig2").defaults.replace(progress=True, repeats=2, scale=0.02)
 
 
 @pytest.mark.parametrize(
@@ -129,7 +134,7 @@ def test_paired_verdicts_need_agreement_across_smoothings() -> None:
 
 
 def test_shared_run_keeps_the_kld_at_every_smoothing() -> None:
-    data = fldp_figures.compute_metrics(TINY)
+    data = fldp_figures.compute_metrics(CLI_TINY)
     smoothing = data.meta["kld_smoothing"]
     assert not any(c.startswith("kld@") for c in data.frame.columns)
     assert [c for c in smoothing.columns if c.startswith("kld")] == [
@@ -182,7 +187,7 @@ def test_every_fldp_figure_and_table_is_registered() -> None:
 
 
 def test_data_are_named_in_frames_labels_and_titles(data_env: str) -> None:
-    result = run("fldp-fig5", TINY)
+    result = run("fldp-fig5", CLI_TINY)
     online, brown = planned_label("online-retail"), planned_label("brown")
     assert set(result.frame["dataset"]) == {"Zipf (FLDP)", online, brown}
     assert result.standins == tuple(label for label in (online, brown) if label.endswith("(stand-in)"))

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import run_process
 import ldpkit
 from ldpkit import GRR, OUE, ChannelOracle, UnaryEncoding, contracts
 from ldpkit.family import (
@@ -244,8 +244,8 @@ def test_discovery_imports_the_modules_that_register_a_family(tmp_path: Path) ->
     (tmp_path / "t_package" / "declared.py").write_text(declare.format(name="t-in-subpackage"))
     (tmp_path / "t_mentions.py").write_text('"""Example:\n\n>>> register_family(...)\n"""\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    out = subprocess.run([sys.executable, "-c", _DISCOVER, str(tmp_path)], capture_output=True, text=True, env=env,
-                         check=True).stdout
+    out = run_process([sys.executable, "-c", _DISCOVER, str(tmp_path)], capture_output=True, text=True, env=env,
+                      check=True).stdout
     assert out.split() == ["True", "True", "False"]
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_process
 from ldpkit import contracts
 from ldpkit.calibration import calibrate, calibrate_all
 from ldpkit.family import families, family_of, get_family, register_family, unregister_family
@@ -266,7 +267,7 @@ def test_a_fresh_process_reads_the_files_of_a_family_defined_in_a_module(tmp_pat
     path = str(tmp_path / "ksubset.ldpr")
 
     def run(code: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, env=env, cwd=tmp_path)
+        return run_process([sys.executable, "-c", code, path], capture_output=True, text=True, env=env, cwd=tmp_path)
 
     written = run(_WRITE)
     assert written.returncode == 0, written.stderr

@@ -21,7 +21,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_process
 
 #: the whole new notion: one module of ldpkit/accountant/, one register_notion call
 RENYI_MODULE = '''\
@@ -180,8 +179,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     added = set(_digests(root / "ldpkit").items()) - set(_digests(REPO / "ldpkit").items())
     assert {name for name, _ in added} == {os.path.join("accountant", "renyi.py")}  # one file, nothing else edited
     env = {**os.environ, "PYTHONPATH": str(root), "LDPKIT_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-c", PROBE, "2.0", "1.0", "5"], cwd=root, env=env, capture_output=True,
-                          text=True)
+    proc = run_process([sys.executable, "-c", PROBE, "2.0", "1.0", "5"], cwd=root, env=env, capture_output=True,
+                       text=True)
     assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     out["root"] = str(root)
@@ -190,9 +189,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (root / "labels.txt").write_text("a\nb\nc\nd\ne\n")
     cli = [sys.executable, "-m", "ldpkit", "perturb", "--input", "items.txt", "--domain", "labels.txt", "--seed", "1",
            "--output", "renyi.ldpr", "--family", "GRR", "--contract", "renyi-ldp:epsilon=0.5,order=2"]
-    perturb = subprocess.run(cli, cwd=root, env=env, capture_output=True, text=True)
-    shown = subprocess.run([sys.executable, "-m", "ldpkit", "perturb", "--help"], cwd=root, env=env,
-                           capture_output=True, text=True)
+    perturb = run_process(cli, cwd=root, env=env, capture_output=True, text=True)
+    shown = run_process([sys.executable, "-m", "ldpkit", "perturb", "--help"], cwd=root, env=env,
+                        capture_output=True, text=True)
     out["cli"] = {"status": perturb.returncode, "err": perturb.stderr, "file": str(root / "renyi.ldpr"),
                   "help": " ".join(shown.stdout.split())}
     return out

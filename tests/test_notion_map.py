@@ -190,12 +190,15 @@ def test_scenario_validation() -> None:
 def test_the_map_is_deterministic_and_fast(scenario: nm.Scenario) -> None:
     import time
 
-    start = time.perf_counter()
+    from conftest import machine_unit
+
+    start = time.process_time()
     a = nm.notion_map(scenario)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     b = nm.notion_map(scenario)
     assert a.frame().equals(b.frame())
-    assert seconds < 30
+    # in this machine's units (about 16 where the limit was set)
+    assert seconds < 900 * machine_unit(), f"{seconds:.1f} s of CPU, {seconds / machine_unit():.0f} units"
 
 
 def test_registered_figure(nmap: nm.NotionMap) -> None:

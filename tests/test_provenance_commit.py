@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tomllib
 import zipfile
@@ -25,7 +24,7 @@ import pytest
 from packaging.requirements import Requirement
 
 import ldpkit
-from conftest import REPO
+from conftest import REPO, run_process
 from ldpkit._buildinfo import FILENAME, UNKNOWN, build_record, git_state, revision
 from ldpkit.experiments.provenance import environment, git_revision
 
@@ -38,7 +37,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 def _git(root: Path, *args: str) -> str:
     cmd = ["git", "-C", str(root), "-c", "user.name=ldpkit tests", "-c", "user.email=tests@example.org",
            "-c", "commit.gpgsign=false", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
+    return run_process(cmd, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def _commit_all(root: Path, message: str) -> str:
@@ -75,7 +74,7 @@ def _wheel(src: Path, out: Path) -> Path:
     cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(out)]
     if _installed_setuptools_builds():
         cmd.append("--no-build-isolation")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = run_process(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (wheel,) = out.glob("ldpkit-*.whl")
     return wheel
@@ -106,7 +105,7 @@ def test_a_wheel_built_from_a_checkout_records_its_commit_and_leaves_the_checkou
     code = ("import json, ldpkit; from ldpkit.experiments.provenance import environment; "
             "print(json.dumps([ldpkit.__file__, environment()['git']]))")
     env = {**os.environ, "PYTHONPATH": str(site)}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    proc = run_process([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     where, git = json.loads(proc.stdout)
     assert Path(where).resolve().is_relative_to(site.resolve())

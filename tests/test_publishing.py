@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -36,7 +35,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 import ldpkit
-from conftest import REPO
+from conftest import REPO, run_process
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 CFF_SCHEMA = REPO / "tests" / "cff" / "schema-1.2.0.json"
@@ -341,8 +340,8 @@ print(json.dumps(dict(loaded=loaded, bare=bare, dir_ok=dir_ok, unknown=unknown, 
 def _fresh(code: str) -> Any:
     """What ``code`` prints last (a JSON line), run in a fresh interpreter from the repository root."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
-                         cwd=REPO).stdout
+    out = run_process([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                      cwd=REPO).stdout
     return json.loads(out.splitlines()[-1])
 
 

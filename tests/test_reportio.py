@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import struct
-import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+from conftest import run_process
 import ldpkit
 import ldpkit.reportio as rio
 from ldpkit import FHR, GRR, OLH, OUE, RAPPOR, ChannelOracle
@@ -771,6 +771,6 @@ def test_every_example_of_every_family_is_read_by_a_fresh_process(tmp_path: Path
             digest = hashlib.sha256(b"".join(c.tobytes() for c in codec_for(reports).to_columns(reports))).hexdigest()
             want[path] = [json.loads(json.dumps(mechanism_config(mech))), digest]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    out = subprocess.run([sys.executable, "-c", _FRESH_READER, *want], capture_output=True, text=True, check=True,
-                         env=env).stdout
+    out = run_process([sys.executable, "-c", _FRESH_READER, *want], capture_output=True, text=True, check=True,
+                      env=env).stdout
     assert json.loads(out) == want

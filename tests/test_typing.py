@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_process
 
 mypy_api = pytest.importorskip("mypy.api", reason="mypy is part of the test extra (pip install -e .[test])")
 
@@ -50,7 +49,7 @@ def test_type_information_reaches_a_users_type_checker(tmp_path: Path) -> None:
     script.write_text(_USER_SCRIPT)
     (tmp_path / "mypy.ini").write_text("[mypy]\n")  # no configuration of the repository or the user
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
-    proc = subprocess.run(
+    proc = run_process(
         [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental", "--cache-dir", os.devnull,
          script.name],
         cwd=tmp_path, env=env, capture_output=True, text=True,
