@@ -316,8 +316,9 @@ def _collection_parsers(sub: Any) -> None:
         "domain and a data line to a reports file. The input is read twice: once to check its labels and count "
         "its rows, once to perturb. Exit status 2 for any refused input, before anything is written.",
         epilog="Contracts (every registered notion, ldpkit.contracts.parse): {notions}; the per-item data come "
-        "from the flags in parentheses. Calibrating every family to a per-item promise takes minutes at d = 1,000 "
-        "(exact accounting of each candidate); --family calibrates one. Examples: ldpkit perturb --input visits.csv "
+        "from the flags in parentheses. Calibrating every family to a MinID-LDP promise at d = 1,000 with two "
+        "budget levels takes about 1 s of CPU (benchmarks/calibration.py, 2026-11-28); --family calibrates one. "
+        "Examples: ldpkit perturb --input visits.csv "
         "--column page --output day1.ldpr --mechanism OUE --epsilon 1 --seed 7;  ldpkit perturb --input items.txt "
         "--output r.csv --contract ldp:epsilon=1",
     )

@@ -70,8 +70,10 @@ __all__ = [
     "family_of",
     "get_family",
     "load_module",
+    "pair_budget_minima",
     "register_family",
     "smallest_budget",
+    "uniform_loss_inverse",
     "unregister_family",
 ]
 
@@ -167,6 +169,91 @@ def smallest_budget(contract: Contract) -> float:
     return float(finite.min()) if finite.size else 1.0
 
 
+#: the promise's parameters that hold one datum per item (``ldpkit.accountant.SHARED_PARAMETERS``)
+_ITEM_DATA = ("budgets", "sensitive", "prior", "matrix")
+
+
+def pair_budget_minima(contract: Contract) -> Optional[np.ndarray]:
+    """For each item ``x``, the smallest budget a pairwise promise gives an ordered pair ``(x, x')``, ``x' != x``.
+
+    A pairwise promise (LDP, ID-LDP and MinID-LDP with a named pair rule, context-aware LDP) is
+    context-aware LDP with a matrix ``M`` (Synthesis chapter, :prf:ref:`prop-pairwise-special-cases`);
+    this is ``min_{x' != x} M[x, x']``, computed without the ``d x d`` matrix when the budgets
+    come per item (over the distinct budgets only).  ``None`` for a promise that is not pairwise,
+    for an ID-LDP promise whose pair rule is a function (its verdict, not a scale, decides), and
+    for a domain of one item.  What the inverses of :attr:`Family.inverse` read.
+
+    Examples
+    --------
+    >>> from ldpkit import contracts
+    >>> from ldpkit.family import pair_budget_minima
+    >>> pair_budget_minima(contracts.minidldp([0.5, 1.0, 2.0, 2.0])).tolist()
+    [0.5, 0.5, 0.5, 0.5]
+    >>> pair_budget_minima(contracts.idldp([0.5, 1.0, 2.0, 2.0], "average")).tolist()
+    [0.75, 0.75, 1.25, 1.25]
+    >>> pair_budget_minima(contracts.uldp(3, 1.0, [0])) is None
+    True
+    """
+    if not isinstance(contract, Contract):
+        raise ArgumentTypeError(f"pair_budget_minima needs a Contract (ldpkit.contracts), got {describe(contract)}")
+    notion, params, d = contract.notion, contract.params, contract.d
+    if notion.pairwise is None or d < 2 or ("r" in params and not isinstance(params["r"], str)):
+        return None
+    data = [k for k in _ITEM_DATA if k in params]
+    if not data:  # no parameter names an item: every pair has the same budget
+        pair = np.asarray(notion.pairwise(2, params), dtype=float)
+        return np.full(d, min(float(pair[0, 1]), float(pair[1, 0])))
+    if data == ["budgets"]:
+        e = np.asarray(params["budgets"], dtype=float)
+        levels, where, counts = np.unique(e, return_inverse=True, return_counts=True)
+        k = levels.size
+        # every level twice, so that the pair budget of two items of one level is an off-diagonal entry
+        M = np.asarray(notion.pairwise(2 * k, {**params, "budgets": np.repeat(levels, 2)}), dtype=float)
+        rows = M[0::2].copy()  # row 2a: an item of level a against every copy
+        rows[np.arange(k), 2 * np.arange(k)] = np.inf  # the item itself
+        rows[np.arange(k), 2 * np.arange(k) + 1] = np.where(counts >= 2, rows[np.arange(k), 2 * np.arange(k) + 1],
+                                                             np.inf)  # another item of its level, if there is one
+        return rows.min(axis=1)[where.reshape(-1)]
+    if data == ["matrix"]:
+        M = np.array(notion.pairwise(d, params), dtype=float)
+        np.fill_diagonal(M, np.inf)
+        return M.min(axis=1)
+    return None
+
+
+def uniform_loss_inverse(contract: Contract) -> Optional[float]:
+    """The largest ``t`` that a channel telling every two distinct inputs apart by exactly ``t`` may have under a promise.
+
+    The inverse (:attr:`Family.inverse`) of every family whose member at ``t`` has the pairwise
+    log-ratio ``log max_y P(y | x) / P(y | x') = t`` for every ordered pair ``x != x'``, every
+    output being possible under every input: GRR (Foundations chapter, :eq:`eq-grr`), RAPPOR
+    and OUE (:prf:ref:`thm-ue-pairwise`), OLH (:prf:ref:`thm-olh-support`), HR
+    (:prf:ref:`thm-hr-support`).  Under a pairwise promise the member keeps it exactly when ``t``
+    is at most every pair's budget, so ``t`` is the smallest of :func:`pair_budget_minima`
+    (:prf:ref:`prop-pairwise-special-cases`).  Under ``(alpha, eps)``-FLDP the member shares every
+    output (``alpha* = 1``) and its ratio bound is its LDP level ``t`` (:prf:ref:`lem-fldp-ldp`):
+    ``t = eps``.  Under ``(X_S, eps)``-ULDP no output is produced by one input only, so every
+    output must be protected, which is ``eps``-LDP (:prf:ref:`def-uldp`): ``t = eps`` (when the
+    promise names no protected outputs).  ``None`` under the other notions.
+
+    Examples
+    --------
+    >>> from ldpkit import contracts
+    >>> from ldpkit.family import uniform_loss_inverse
+    >>> uniform_loss_inverse(contracts.idldp([0.5, 1.0, 2.0, 2.0], "average"))
+    0.75
+    >>> uniform_loss_inverse(contracts.fldp(4, 1.0, 0.5)), uniform_loss_inverse(contracts.lip(1.0, [0.5, 0.5]))
+    (1.0, None)
+    """
+    minima = pair_budget_minima(contract)
+    if minima is not None:
+        return float(minima.min())
+    notion, params = contract.guarantee.notion, contract.params
+    if notion == "fldp" or (notion == "uldp" and params.get("protected") is None):
+        return float(params["epsilon"])
+    return None
+
+
 def _optional_callable(value: Any, what: str, name: str) -> None:
     if value is not None and not callable(value):
         raise ArgumentTypeError(f"{what} of family {name!r} must be callable or None, got {describe(value)}")
@@ -220,6 +307,16 @@ class Family:
     optimiser
         ``optimiser(contract) -> t`` or ``None``: the family's own optimiser for a promise (the
         member is ``member`` at that ``t``), ``None`` when it has none for that promise.
+    inverse
+        ``inverse(contract) -> t`` or ``None``: the largest ``t`` whose member keeps the promise,
+        in closed form (the family's tightest budget under the promise's notion, inverted where
+        the book derives the family's privacy), or ``None`` when the family has no closed form
+        for that promise.  Calibration then builds the member at ``t`` without a search (a ``t``
+        above the family's range gives the member at the top of the range); without one it
+        searches with the accountant.  The tightness certificate still checks the member, and
+        the kit's tests compare every declared inverse with the search under every kind of
+        promise it answers.  :func:`uniform_loss_inverse` is the inverse of every family whose
+        members tell every two inputs apart by exactly ``t``.
     applies
         ``applies(contract) -> reason`` or ``None``: why the family cannot take a promise at all
         (its inputs, its domain size), ``None`` when it can.
@@ -266,6 +363,7 @@ class Family:
     audit: Optional[str] = None
     audit_skip: str = ""
     order: int = 1000
+    inverse: Optional[Callable[[Contract], Optional[float]]] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -287,7 +385,7 @@ class Family:
         if self.codec is not None and self.codec.kind != self.reports:
             raise ValueError(f"family {self.name!r} introduces the {self.codec.kind!r} codec but states "
                              f"reports={self.reports!r}")
-        for attr in ("sweeps", "at_budget", "limits", "initial", "optimiser", "applies"):
+        for attr in ("sweeps", "at_budget", "limits", "initial", "optimiser", "inverse", "applies"):
             _optional_callable(getattr(self, attr), attr, self.name)
         if not isinstance(self.context, tuple) or any(k not in CONTEXT_KEYS for k in self.context):
             raise ValueError(f"context {what} must be a tuple of {CONTEXT_KEYS}, got {self.context!r}")

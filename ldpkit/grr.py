@@ -15,7 +15,7 @@ from ._rng import RNGLike, as_generator
 from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .reports import ItemReports
 
 __all__ = ["GRR", "KRR"]
@@ -110,4 +110,5 @@ def _sweeps() -> tuple[BudgetSweep, ...]:
 
 register_family(Family(
     "GRR", "wang2017locally", GRR, _examples, "generalised randomised response", sweeps=_sweeps,
-    at_budget=lambda d, t: GRR(d, t), hi=50.0, aliases=("KRR",), audit="GRR(d, eps)", order=10))
+    at_budget=lambda d, t: GRR(d, t), hi=50.0, aliases=("KRR",), audit="GRR(d, eps)", order=10,
+    inverse=uniform_loss_inverse))

@@ -124,7 +124,7 @@ from ._validation import (
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle
 from .channels import HadamardChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .reports import ItemReports, Provenance, ReportCodec, check_source
 
 __all__ = [
@@ -710,7 +710,7 @@ def _fhr_sweeps() -> tuple[BudgetSweep, ...]:
 
 register_family(Family(
     "HR", "acharya2019hadamard", HR, _hr_examples, "Hadamard Response (basic, K outputs)", sweeps=_hr_sweeps,
-    at_budget=lambda d, t: HR(d, t), hi=50.0, audit="HR(d, eps)", order=50))
+    at_budget=lambda d, t: HR(d, t), hi=50.0, audit="HR(d, eps)", order=50, inverse=uniform_loss_inverse))
 register_family(Family(
     "FHR", "zhao2022fldp", FHR, _fhr_examples, "flexible Hadamard response (FLDP)", reports="pair", codec=PAIR_CODEC,
     sweeps=_fhr_sweeps, at_budget=lambda d, t: FHR(d, t), hi=50.0,

@@ -49,7 +49,7 @@ from ._validation import (
 from .accountant import Guarantee
 from .base import ItemReportOracle, item_report_mle
 from .channels import ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, pair_budget_minima, register_family
 from .reports import ItemReports
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -340,7 +340,35 @@ def _limits(c: Contract) -> tuple[float, float]:
     return EPS_MIN / float(finite.min()), min(50.0, EPS_MAX / float(finite.max()))
 
 
+def _inverse(c: Contract) -> float | None:
+    """The largest multiple ``t`` of the promise's budgets ``E`` keeping it, in closed form (IPLDP chapter).
+
+    IPRR at ``t E`` is ``(D_S, t E)``-IPLDP with every budget used exactly (:prf:ref:`thm-iprr-ipldp`):
+    under ``(D_S, E)``-IPLDP, ``t = 1``.  With one budget ``eps`` on the sensitive items it is uRR
+    at ``t eps`` (:prf:ref:`thm-urr-uldp`): under ``(S, eps)``-ULDP, ``t = 1``.  With every item
+    sensitive, the pair ``(i, j)`` has the log-ratio ``t eps_i`` (:prf:ref:`prop-iprr-pairwise`):
+    under a pairwise promise ``t = min_i min_{j != i} M[i, j] / eps_i``
+    (:func:`~ldpkit.family.pair_budget_minima`), and under ``(alpha, eps)``-FLDP, where every output
+    is shared and the ratio bound is the LDP level ``t max E`` (:prf:ref:`lem-fldp-ldp`),
+    ``t = eps / max E``.  ``None`` otherwise, and when an item is not sensitive under a notion
+    that protects every item (its output then reveals it at every ``t``: the search says so).
+    """
+    notion, e = c.guarantee.notion, c.budget_vector()
+    if notion == "ipldp":
+        return 1.0
+    finite = e[np.isfinite(e)]
+    if notion == "uldp" and c.params.get("protected") is None and finite.size and np.all(finite == finite[0]):
+        return 1.0
+    if not np.all(np.isfinite(e)):
+        return None
+    if notion == "fldp":
+        return float(c.params["epsilon"]) / float(e.max())
+    minima = pair_budget_minima(c)
+    return None if minima is None else float(np.min(minima / e))
+
+
 register_family(Family(
     "IPRR", "li2023ipldp", IPRR, _examples, "item-oriented personalised randomised response", sweeps=_sweeps,
     at_budget=_at_budget, parameter="multiple of the promise's per-item budgets", context=("budgets",), hi=50.0,
-    limits=_limits, initial=lambda c: 1.0, audit="IPRR with budgets (eps/2, eps, eps, eps)", order=80))
+    limits=_limits, initial=lambda c: 1.0, audit="IPRR with budgets (eps/2, eps, eps, eps)", order=80,
+    inverse=_inverse))

@@ -78,7 +78,7 @@ from ._validation import (
 )
 from .base import SupportOracle
 from .channels import ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
 from .reports import Provenance, ReportCodec, check_source
 
@@ -510,4 +510,5 @@ def _at_budget(d: int, t: float, g: Optional[int] = None) -> OLH:
 
 register_family(Family(
     "OLH", "wang2017locally", OLH, _examples, "optimised local hashing", reports="hashed", codec=HASHED_CODEC,
-    sweeps=_sweeps, at_budget=_at_budget, context=("g",), hi=50.0, audit="OLH(d, eps)", order=40))
+    sweeps=_sweeps, at_budget=_at_budget, context=("g",), hi=50.0, audit="OLH(d, eps)", order=40,
+    inverse=uniform_loss_inverse))

@@ -26,7 +26,7 @@ from ._validation import (
 )
 from .base import SupportOracle
 from .channels import UnaryChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .reports import Provenance, ReportCodec, array_digest, check_source
 
 __all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE", "SUE"]
@@ -358,10 +358,11 @@ def _ue_sweeps() -> tuple[BudgetSweep, ...]:
 register_family(Family(
     "RAPPOR", "erlingsson2014rappor", RAPPOR, _rappor_examples, "basic (symmetric) unary encoding", reports="unary",
     codec=UNARY_CODEC, sweeps=_rappor_sweeps, at_budget=lambda d, t: RAPPOR(d, t), hi=30.0, aliases=("SUE",),
-    audit="RAPPOR(d, eps)", order=20))
+    audit="RAPPOR(d, eps)", order=20, inverse=uniform_loss_inverse))
 register_family(Family(
     "OUE", "wang2017locally", OUE, _oue_examples, "optimised unary encoding", reports="unary", codec=UNARY_CODEC,
-    sweeps=_oue_sweeps, at_budget=lambda d, t: OUE(d, t), hi=50.0, audit="OUE(d, eps)", order=30))
+    sweeps=_oue_sweeps, at_budget=lambda d, t: OUE(d, t), hi=50.0, audit="OUE(d, eps)", order=30,
+    inverse=uniform_loss_inverse))
 register_family(Family(
     "UE", "wang2017locally", UnaryEncoding, _ue_examples, "unary encoding with per-item bits", reports="unary",
     codec=UNARY_CODEC, sweeps=_ue_sweeps,

@@ -32,7 +32,7 @@ uRR is a pure protocol with per-item supports: sensitive items ``(p_i, q_i) = (c
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,8 +42,11 @@ from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size,
 from .accountant import Guarantee
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .reports import ItemReports
+
+if TYPE_CHECKING:
+    from .contracts import Contract
 
 __all__ = ["URR", "MAX_EXPLICIT_D"]
 
@@ -201,7 +204,29 @@ def _at_budget(d: int, t: float, sensitive: Any = None) -> URR:
     return URR(d, t, np.arange(d) if sensitive is None else sensitive)
 
 
+def _inverse(c: Contract) -> Optional[float]:
+    """The largest ``t`` keeping the promise, in closed form (IPLDP chapter).
+
+    Without sensitive items uRR covers every item and is GRR
+    (:func:`~ldpkit.family.uniform_loss_inverse`).  On the promise's sensitive items ``S``:
+    uRR at ``t`` is ``(S, S, t)``-ULDP tightly (:prf:ref:`thm-urr-uldp`), so under ``(S, eps)``-ULDP
+    ``t = eps``; it is IPRR with the budget ``t`` on every item of ``S``, whose column ``x`` has
+    the largest ratio ``e^t`` and whose other columns are invertible (:prf:ref:`thm-iprr-ipldp`),
+    so under ``(S, E)``-IPLDP ``t = min_{x in S} eps_x``.
+    """
+    if c.sensitive is None:
+        return uniform_loss_inverse(c)
+    notion = c.guarantee.notion
+    if notion == "uldp" and c.params.get("protected") is None:
+        return float(c.params["epsilon"])
+    if notion == "ipldp":
+        e = c.budget_vector()
+        return float(e[np.isfinite(e)].min())
+    return None
+
+
 register_family(Family(
     "uRR", "murakami2019utility", URR, _examples, "utility-optimised randomised response", sweeps=_sweeps,
     at_budget=_at_budget, parameter="epsilon on the protected outputs", context=("sensitive",), hi=50.0,
-    audit_skip="no finite LDP epsilon (a non-sensitive output reveals its input); audited per output", order=70))
+    audit_skip="no finite LDP epsilon (a non-sensitive output reveals its input); audited per output", order=70,
+    inverse=_inverse))

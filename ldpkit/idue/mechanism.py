@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from .. import accountant
 from .._validation import ArgumentTypeError, check_budget_vector, check_domain_size, real_array
 from ..accountant import Guarantee, PairRule
-from ..family import BudgetSweep, Family, register_family
+from ..family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from ..unary import UnaryEncoding
 from .problem import IDUE_EPS_MAX, IDUE_EPS_MIN, MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
@@ -182,6 +182,25 @@ def _optimiser(c: Contract) -> Optional[float]:
     return 1.0 if c.guarantee.notion in ("id-ldp", "minid-ldp") else None
 
 
+def _inverse(c: Contract) -> Optional[float]:
+    """Under a promise with one budget ``eps`` for every item (LDP, FLDP, ULDP), ``t = 1``: one solve at ``eps``.
+
+    IDUE then has one level, and its programme at ``t eps`` ends with its constraint
+    ``u + v <= t eps`` binding (opt0's objective does not increase in ``u`` or ``v``, ID-LDP
+    chapter, :prf:ref:`lem-opt0-monotone`; opt1's falls in ``tau`` and opt2's rises in ``b``,
+    :ref:`sec-idldp-models`), so every two items are told apart by exactly ``t eps``
+    (:prf:ref:`thm-idue-ratio`, up to the solver's margin of about ``1e-12``) and
+    :func:`~ldpkit.family.uniform_loss_inverse` applies: LDP at one budget is MinID-LDP with every
+    budget equal (Synthesis chapter, :prf:ref:`prop-pairwise-special-cases`).  ``None`` when the
+    promise's budgets differ (ID-LDP and MinID-LDP are the optimiser's) or under LIP.
+    """
+    e = _finite(c.budget_vector())
+    if not np.all(e == e[0]):
+        return None
+    t = uniform_loss_inverse(c)
+    return None if t is None else t / float(e[0])
+
+
 def _applies(c: Contract) -> Optional[str]:
     e = _finite(c.budget_vector())
     if e.min() < IDUE_EPS_MIN or e.max() > IDUE_EPS_MAX:
@@ -219,7 +238,8 @@ for _order, _model in enumerate(MODELS):
         f"IDUE-{_model}", "gu2020idldp", IDUE, _examples(_model),
         f"input-discriminative unary encoding, model {_model}: {_DESCRIPTIONS[_model]}", reports="unary",
         sweeps=_sweeps(_model), at_budget=_at_budget(_model), parameter="multiple of the promise's per-item budgets",
-        context=("budgets", "rule"), limits=_limits, initial=lambda c: 1.0, optimiser=_optimiser, applies=_applies,
+        context=("budgets", "rule"), limits=_limits, initial=lambda c: 1.0, optimiser=_optimiser, inverse=_inverse,
+        applies=_applies,
         aliases=("IDUE",) if _model == "opt0" else (),
         audit="IDUE-opt1 with budgets (eps/2, eps, eps, eps)" if _model == "opt1" else None,
         audit_skip="" if _model == "opt1" else _AUDIT_SKIP, order=90 + _order))

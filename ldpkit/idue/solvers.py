@@ -309,6 +309,17 @@ def _opt0_convex(m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> tuple[list[A
     Returns the candidates ``[(name, u, v), ...]`` (conic point and its SLSQP polish) and
     the solver status.
     """
+    sv, wv, status = _opt0_conic(m, R, mask)
+    ps, pw = _opt0_polish(sv, wv, m, R, mask)
+    cands = [
+        ("conic", np.logaddexp(0.0, sv), np.logaddexp(0.0, wv)),
+        ("conic+polish", np.logaddexp(0.0, ps), np.logaddexp(0.0, pw)),
+    ]
+    return cands, status
+
+
+def _opt0_conic(m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """The conic solver's point ``(s, w)`` of opt0's geometric program (``s = log Z``, ``w = log Y``) and its status."""
     import cvxpy as cp
 
     t = m.size
@@ -331,13 +342,7 @@ def _opt0_convex(m: np.ndarray, R: np.ndarray, mask: np.ndarray) -> tuple[list[A
     scale = cp.Parameter(nonneg=True)
     prob = cp.Problem(cp.Minimize(scale * z), cons)
     status = cvx_solve(prob, scale, (1.0 / m.sum(), 1.0 / f_ldp, 1.0), "opt0", IDUESolverError)
-    sv, wv = np.asarray(s.value, dtype=float), np.asarray(w.value, dtype=float)
-    ps, pw = _opt0_polish(sv, wv, m, R, mask)
-    cands = [
-        ("conic", np.logaddexp(0.0, sv), np.logaddexp(0.0, wv)),
-        ("conic+polish", np.logaddexp(0.0, ps), np.logaddexp(0.0, pw)),
-    ]
-    return cands, status
+    return np.asarray(s.value, dtype=float), np.asarray(w.value, dtype=float), status
 
 
 def _opt0_repair(u: np.ndarray, v: np.ndarray, R: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -610,6 +615,139 @@ def _opt0_bnb(
     }
 
 
+#: above this many levels opt0 first tries the programme of its tied levels (:func:`_opt0_merged`)
+MERGE_LEVELS = 30
+
+#: two levels are tied when the conic point's ``u`` and ``v`` of both agree to this (relative) distance
+TIE_RTOL = 1e-7
+
+#: the merged optimum is accepted when its KKT residual in the whole programme is at most this
+MERGED_KKT_RTOL = 1e-9
+
+
+def _tied_levels(u: np.ndarray, v: np.ndarray) -> list[np.ndarray]:
+    """The levels grouped by equal ``(u, v)`` (within :data:`TIE_RTOL`), each group in level order, groups by first level."""
+    t = u.size
+    order = np.lexsort((v, u))
+    groups: list[list[int]] = []
+    for k in order:
+        last = groups[-1][-1] if groups else None
+        if last is not None and all(abs(x[k] - x[last]) <= TIE_RTOL * max(1.0, abs(x[k])) for x in (u, v)):
+            groups[-1].append(int(k))
+        else:
+            groups.append([int(k)])
+    out = [np.array(sorted(g), dtype=np.int64) for g in groups]
+    out.sort(key=lambda g: int(g[0]))
+    assert sum(g.size for g in out) == t
+    return out
+
+
+def _merge_levels(
+    groups: list[np.ndarray], e: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The programme of the groups of levels as single levels: sizes summed, each pair budget the smallest of its block.
+
+    Every point of the merged programme, each group's ``(u, v)`` copied to its levels, is a point
+    of the whole programme with the same objective (``F_i`` depends on level ``i``'s own ``u``,
+    ``v`` and on the sum of ``m_k g_k``), and it keeps every pair constraint exactly when it keeps
+    the smallest budget of each block: the merged programme is the whole one restricted to tied levels.
+    """
+    k = len(groups)
+    R2 = np.full((k, k), np.inf)
+    mask2 = np.zeros((k, k), dtype=bool)
+    for a, P in enumerate(groups):
+        for b, Q in enumerate(groups):
+            sub = mask[np.ix_(P, Q)]
+            if sub.any():
+                mask2[a, b] = True
+                R2[a, b] = float(R[np.ix_(P, Q)][sub].min())
+    e2 = np.array([float(e[P].min()) for P in groups])
+    m2 = np.array([int(m[P].sum()) for P in groups], dtype=np.int64)
+    return e2, m2, R2, mask2
+
+
+def _opt0_merged(
+    e: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray, r: PairRule, same_level_pairs: SameLevelPairs,
+    n_starts: int | None, bnb_max_levels: int, gen: np.random.Generator,
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """opt0 with many levels through the programme of its tied levels, or ``None`` when that does not certify.
+
+    With many levels the optimum ties most of them: under MinID-LDP every level above a few of the
+    smallest budgets binds against those only and takes one ``(u, v)``, so that ``t^2`` pair
+    constraints hold a few thousand binding ones, all dependent, which the polish and the KKT
+    point handle slowly.  The conic point of the whole programme shows the ties
+    (:func:`_tied_levels`); the programme of the tied levels (:func:`_merge_levels`, a restriction
+    of the whole one) is solved and certified like any (:func:`solve_opt0`'s methods, without the
+    opt1 and opt2 starts, whose programmes are the rule's), and its optimum, copied to the levels,
+    is accepted when it passes the KKT check *of the whole programme* with a residual of at most
+    :data:`MERGED_KKT_RTOL` (far below :data:`~ldpkit._solvers.KKT_RTOL`: the merged optimum is an
+    exact KKT point, so a right guess of the ties leaves only rounding) and no candidate beats it.
+    A convex programme's KKT point is its optimum, so the guess needs no proof: a wrong one fails
+    the check and ``None`` sends the caller to the whole programme.
+    """
+    t = e.size
+    sv, wv, status = _opt0_conic(m, R, mask)
+    u_c, v_c = np.logaddexp(0.0, sv), np.logaddexp(0.0, wv)
+    groups = _tied_levels(u_c, v_c)
+    if len(groups) == t:
+        return None
+    e2, m2, R2, mask2 = _merge_levels(groups, e, m, R, mask)
+    k = len(groups)
+    starts2, bnb2, gen2 = _check_opt0_options(k, n_starts, bnb_max_levels, gen)
+    try:
+        best2, diag = _opt0_solve(e2, m2, R2, mask2, r, same_level_pairs, None, starts2, bnb2, gen2,
+                                  structured_starts=False)
+    except IDUESolverError:
+        return None
+    where = np.empty(t, dtype=np.int64)
+    for a, P in enumerate(groups):
+        where[P] = a
+    table = _opt0_candidate_table([("merged", best2["u"][where], best2["v"][where]), ("conic", u_c, v_c)], m, R, mask)
+    row = next((rr for rr in table if rr["name"] == "merged"), None)
+    if row is None or not row["kkt_residual"] <= MERGED_KKT_RTOL:
+        return None
+    if any(rr["objective"] < row["objective"] * (1 - AGREEMENT_RTOL) for rr in table):
+        return None
+    diag = {**diag, "kkt_residual": row["kkt_residual"], "n_active_max_terms": row["n_active_max_terms"],
+            "n_active_pairs": row["n_active_pairs"], "max_term_multipliers": row["max_term_multipliers"],
+            "repair": row["repair"],
+            "merged_levels": {"levels": t, "merged": k, "groups": [g.tolist() for g in groups],
+                              "conic_status": status,
+                              "whole": {rr["name"]: {"objective": rr["objective"], "kkt_residual": rr["kkt_residual"]}
+                                        for rr in table}}}
+    return row, diag
+
+
+def _opt0_solve(
+    e: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray, r: PairRule, same_level_pairs: SameLevelPairs,
+    pair_sizes: Any, n_starts: int, bnb_max_levels: int, gen: np.random.Generator, structured_starts: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The certified optimum of opt0 under the pairs of ``mask`` (see :func:`solve_opt0`) and its diagnostics.
+
+    ``structured_starts=False`` leaves out the opt1 and opt2 starts (a programme whose pair budgets
+    ``R`` are not the rule's, as that of merged levels).
+    """
+    t = e.size
+    conv, status = _opt0_convex(m, R, mask)
+    cands: list[tuple[str, np.ndarray, np.ndarray]] = list(conv)
+    starts = _opt0_starts(conv[0], e, m, R, mask, r, same_level_pairs, pair_sizes, n_starts, gen, structured_starts)
+    cands += _opt0_multistart_candidates(m, R, mask, starts)
+    bnb = None
+    if t <= bnb_max_levels:
+        bnb, bnb_cand = _opt0_bnb_candidate(m, R, mask)
+        cands += bnb_cand
+    table = _opt0_candidate_table(cands, m, R, mask)
+    best, n_agree = _opt0_choose(table, status)
+    best, table = _opt0_at_kkt_point(best, table, m, R, mask)
+    f_best = best["objective"]
+    diag = _opt0_diagnostics(best, table, status, starts, n_agree, bnb)
+    _opt0_confirm(f_best, n_agree, bnb, t <= bnb_max_levels)
+    if bnb is not None:
+        diag["bnb"] = bnb
+        _opt0_check_bracket(f_best, bnb)
+    return best, diag
+
+
 @single_threaded
 def solve_opt0(
     level_budgets: ArrayLike,
@@ -655,13 +793,25 @@ def solve_opt0(
     by more than ``AGREEMENT_RTOL`` (relative), if neither a multistart run nor the interval
     bracket confirms it (``t <= bnb_max_levels``), or if the interval bracket does not contain it.
 
+    With more than ``MERGE_LEVELS`` (30) levels, the optimum usually ties most levels (under
+    MinID-LDP every level above a few of the smallest budgets binds only against those and takes
+    one ``(u, v)``), and the ``t^2`` pair constraints then hold thousands of binding ones, all
+    dependent.  The conic point of the whole programme shows the ties; the programme of the tied
+    levels, a restriction of the whole one with as many levels as distinct ``(u, v)``, is solved
+    and certified as above (without the opt1/opt2 starts), and its optimum is returned when it
+    passes the KKT check of the whole programme with a residual at most ``MERGED_KKT_RTOL``
+    (``1e-9``; ``diagnostics['merged_levels']``); otherwise the whole programme is solved.  The
+    programme's size thus grows with the number of distinct ``(u, v)`` at the optimum, not with
+    the items or the levels (MinID-LDP with 120 distinct budgets: about a dozen).
+
     Parameters
     ----------
     level_budgets, level_sizes, r, same_level_pairs, pair_sizes
         As in :func:`solve_opt1`.
     n_starts
         Random starts of the multistart solver (default 8 for ``t <= 10``, 2 for
-        ``t <= 30``, 0 beyond; the opt1/opt2 starts are always added when ``t <= 30``).
+        ``t <= 30``, 0 beyond, counting merged levels; the opt1/opt2 starts are always added
+        when ``t <= 30``).
     bnb_max_levels
         Largest ``t`` for which the branch and bound runs (its cost grows like ``2^t``).
     seed
@@ -669,25 +819,13 @@ def solve_opt0(
     """
     e, m, R, mask = problem_setup(level_budgets, level_sizes, r, same_level_pairs, pair_sizes)
     t = e.size
+    starts_given = n_starts
     n_starts, bnb_max_levels, gen = _check_opt0_options(t, n_starts, bnb_max_levels, seed)
-
-    conv, status = _opt0_convex(m, R, mask)
-    cands: list[tuple[str, np.ndarray, np.ndarray]] = list(conv)
-    starts = _opt0_starts(conv[0], e, m, R, mask, r, same_level_pairs, pair_sizes, n_starts, gen)
-    cands += _opt0_multistart_candidates(m, R, mask, starts)
-    bnb = None
-    if t <= bnb_max_levels:
-        bnb, bnb_cand = _opt0_bnb_candidate(m, R, mask)
-        cands += bnb_cand
-    table = _opt0_candidate_table(cands, m, R, mask)
-    best, n_agree = _opt0_choose(table, status)
-    best, table = _opt0_at_kkt_point(best, table, m, R, mask)
-    f_best = best["objective"]
-    diag = _opt0_diagnostics(best, table, status, starts, n_agree, bnb)
-    _opt0_confirm(f_best, n_agree, bnb, t <= bnb_max_levels)
-    if bnb is not None:
-        diag["bnb"] = bnb
-        _opt0_check_bracket(f_best, bnb)
+    merged = _opt0_merged(e, m, R, mask, r, same_level_pairs, starts_given, bnb_max_levels, gen) if t > MERGE_LEVELS else None
+    if merged is not None:
+        best, diag = merged
+    else:
+        best, diag = _opt0_solve(e, m, R, mask, r, same_level_pairs, pair_sizes, n_starts, bnb_max_levels, gen)
     a, b = ab_from_uv(best["u"], best["v"])
     return make_solution("opt0", e, m, a, b, worst_case_mse(a, b, m), r, R, mask, same_level_pairs, diag)
 
@@ -761,7 +899,10 @@ def _opt0_at_kkt_point(
     x0 = np.concatenate([best["u"], best["v"], [z0]])
     scale = np.concatenate([np.full(t, max(1.0, abs(z0))), np.maximum(1.0, np.abs(rIJ))])
     with np.errstate(all="ignore"):
-        xn = kkt_point(x0, lambda x: grad, hess_lagrangian, cons_val, cons_jac, scale)
+        try:
+            xn = kkt_point(x0, lambda x: grad, hess_lagrangian, cons_val, cons_jac, scale)
+        except np.linalg.LinAlgError:  # a step that is not finite: the certified point stays
+            xn = None
     if xn is None:
         return best, table
     row = _opt0_candidate_table([("newton", xn[:t], xn[t : 2 * t])], m, R, mask)
@@ -788,18 +929,19 @@ def _check_opt0_options(
 def _opt0_starts(
     conic: tuple[str, np.ndarray, np.ndarray], e: np.ndarray, m: np.ndarray, R: np.ndarray, mask: np.ndarray,
     r: PairRule, same_level_pairs: SameLevelPairs, pair_sizes: Any, n_starts: int, gen: np.random.Generator,
+    structured: bool = True,
 ) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
     """The named starts ``(a, b)`` of the multistart.
 
-    The conic point, the opt1 and opt2 solutions (``t <= 30``) and ``n_starts`` random feasible
-    points drawn by ``gen``.
+    The conic point, the opt1 and opt2 solutions (``t <= 30``, when ``structured``) and
+    ``n_starts`` random feasible points drawn by ``gen``.
     """
     t = e.size
     starts: list[tuple[str, tuple[np.ndarray, np.ndarray]]] = []
     u_c, v_c = conic[1], conic[2]
     if np.all(np.isfinite(u_c)) and np.all(u_c > 0) and np.all(np.isfinite(v_c)) and np.all(v_c > 0):
         starts.append(("conic+slsqp(u,v)", ab_from_uv(u_c, v_c)))
-    if t <= 30:
+    if t <= 30 and structured:
         for name, model_solver in (("opt1", solve_opt1), ("opt2", solve_opt2)):
             try:
                 sol = model_solver(e, m, r, same_level_pairs, pair_sizes=pair_sizes)
