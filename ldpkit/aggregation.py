@@ -61,13 +61,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclasses_replace
 from statistics import NormalDist
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 
 from . import __version__
 from ._validation import MAX_USERS, ArgumentTypeError, check_domain_limit, check_text_line, max_header_bytes
 from .domain import Domain
+from .mechanism import Mechanism
 from .reportio import (
     FieldError,
     ReportFile,
@@ -261,7 +262,7 @@ class Estimate:
     @property
     def se(self) -> np.ndarray:
         """Standard error of each count."""
-        return np.sqrt(np.maximum(self.variance, 0.0))
+        return cast("np.ndarray", np.sqrt(np.maximum(self.variance, 0.0)))
 
     @property
     def frequencies(self) -> np.ndarray:
@@ -375,7 +376,7 @@ class Aggregator:
         Descriptions of the data of the files added (distinct, in order).
     """
 
-    def __init__(self, mechanism: Any, *, domain: Optional[Domain] = None) -> None:
+    def __init__(self, mechanism: Mechanism, *, domain: Optional[Domain] = None) -> None:
         if not (callable(getattr(mechanism, "aggregate", None)) and callable(getattr(mechanism, "estimate_from_support", None))):
             raise ArgumentTypeError(f"mechanism must be an ldpkit mechanism, got {type(mechanism).__name__}")
         if domain is not None and not isinstance(domain, Domain):
@@ -566,7 +567,7 @@ class Aggregator:
             self._states[real] = hashlib.sha256(text).hexdigest()
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], mechanism: Any = None) -> Aggregator:
+    def load(cls, path: str | os.PathLike[str], mechanism: Optional[Mechanism] = None) -> Aggregator:
         """Resume from :meth:`save` (the stored mechanism is rebuilt unless one is given; provenance checked).
 
         Every field is decoded by its schema and limits (a JSON object of at most
@@ -607,7 +608,7 @@ class Aggregator:
         return agg
 
     @classmethod
-    def _from_state(cls, state: dict[str, Any], mechanism: Any) -> Aggregator:
+    def _from_state(cls, state: dict[str, Any], mechanism: Optional[Mechanism]) -> Aggregator:
         want = decode_provenance(state["provenance"], "state.provenance")
         if mechanism is None:
             if state.get("mechanism") is None:
@@ -777,7 +778,7 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
         raise ArgumentTypeError(f"aggregator must be an Aggregator, got {type(aggregator).__name__}")
     _check_scheduler(scheduler)
     # every file opened and checked before any report is read (the header and end record only)
-    mechanism = None if aggregator is None else aggregator.mechanism
+    mechanism: Optional[Mechanism] = None if aggregator is None else aggregator.mechanism
     domain = None if aggregator is None else aggregator.domain
     sizes = []
     for name in names:
@@ -790,7 +791,8 @@ def aggregate_files(paths: Iterable[str | os.PathLike[str]], *, scheduler: Any =
                 raise ReportFileError(f"{f.path}: its domain {f.domain!r} differs from that of "
                                       f"{'the aggregator' if aggregator is not None else names[0]} ({domain!r})")
             domain = domain or f.domain
-    agg = aggregator if aggregator is not None else Aggregator(mechanism, domain=domain)
+    agg = aggregator if aggregator is not None else Aggregator(f.mechanism if mechanism is None else mechanism,
+                                                               domain=domain)
     parts = _compute_parts(names, sizes, agg.mechanism, scheduler)
     # reports counted twice are refused before anything is added; then the parts in the order of paths
     trial = Aggregator(agg.mechanism, domain=agg.domain)
@@ -823,7 +825,7 @@ def _groups(names: list[str], sizes: list[int]) -> list[list[str]]:
     return groups
 
 
-def _compute_parts(names: list[str], sizes: list[int], mechanism: Any, scheduler: Any) -> list[_FilePart]:
+def _compute_parts(names: list[str], sizes: list[int], mechanism: Mechanism, scheduler: Any) -> list[_FilePart]:
     """Each file's part, in the order of ``names``: here, or on Dask (one task per group of files)."""
     if scheduler is None:
         return [_read_part(ReportFile(name, mechanism), mechanism) for name in names]
@@ -862,7 +864,7 @@ class _FilePart:
     domain: Optional[Domain]
 
 
-def _read_part(f: ReportFile, mechanism: Any, *, progress: bool = False) -> _FilePart:
+def _read_part(f: ReportFile, mechanism: Mechanism, *, progress: bool = False) -> _FilePart:
     """Sum the aggregate of every block of an opened report file (one block held at a time)."""
     total: Optional[np.ndarray] = None
     n = 0
@@ -889,12 +891,13 @@ def _read_part(f: ReportFile, mechanism: Any, *, progress: bool = False) -> _Fil
     return _FilePart(f.path, total, n, f.fingerprint, f.legacy_fingerprint, f.data, f.domain)
 
 
-def _files_parts(paths: list[str], mechanism: Any) -> list[_FilePart]:
+def _files_parts(paths: list[str], mechanism: Optional[Mechanism]) -> list[_FilePart]:
     """The part of each file, read where this runs (a Dask worker): each file is opened and validated again there."""
-    return [_read_part(ReportFile(path, mechanism), mechanism) for path in paths]
+    files = [ReportFile(path, mechanism) for path in paths]
+    return [_read_part(f, f.mechanism if mechanism is None else mechanism) for f in files]
 
 
-def _config_or_none(mechanism: Any) -> Optional[dict[str, Any]]:
+def _config_or_none(mechanism: Mechanism) -> Optional[dict[str, Any]]:
     try:
         return mechanism_config(mechanism)
     except NotImplementedError:

@@ -37,6 +37,7 @@ from ._validation import (MAX_USERS, ArgumentTypeError, check_counts, check_item
                           check_real_counts)
 from .accountant import Guarantee
 from .channels import Channel
+from .mechanism import Mechanism
 from .reports import ItemReports, Provenance, check_source, report_row
 from .sets import ItemSetsLike
 
@@ -373,8 +374,11 @@ def pure_variance(counts: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray:
 
 
 @runtime_checkable
-class SetValuedMechanism(Protocol[ReportT]):
+class SetValuedMechanism(Mechanism, Protocol[ReportT]):
     """A mechanism whose users hold item *sets* (Padding-and-Sampling, IDUE-PS): what the contract uses.
+
+    A :class:`~ldpkit.mechanism.Mechanism` whose reports come from item sets, with the exact moments
+    the contract checks.
 
     Its channel's rows are the subsets of a small domain (:func:`ldpkit.sets.all_itemsets`);
     ``perturb`` and ``estimate`` work on reports of type ``ReportT``, and the exact

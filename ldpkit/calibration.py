@@ -65,6 +65,7 @@ from .contracts import Contract
 from .family import Family, context_of
 from .family import families as _all_families
 from .family import get_family as _get_family
+from .mechanism import Mechanism
 
 __all__ = [
     "LOOSEN",
@@ -155,7 +156,7 @@ class Calibration:
 
     family: Family
     contract: Contract
-    mechanism: Any
+    mechanism: Optional[Mechanism]
     parameter: Optional[float]
     method: str
     reason: Optional[str] = None
@@ -181,9 +182,24 @@ class Calibration:
         >>> round(cal.total_variance(np.full(3, 10 / 3)), 4)   # 10 users at uniform counts
         43.6009
         """
+        variance_at = getattr(self.kept(), "variance_at", None)
+        if variance_at is None:
+            raise ValueError(f"{self.family.name} states no variance at counts of items (its users hold item sets)")
+        return float(np.sum(variance_at(counts)))
+
+    def kept(self) -> Mechanism:
+        """The member that keeps the promise; a ValueError saying why when none does.
+
+        Examples
+        --------
+        >>> from ldpkit import contracts
+        >>> from ldpkit.calibration import calibrate
+        >>> calibrate("GRR", contracts.ldp(3, 1.0)).kept()
+        GRR(d=3, epsilon=1)
+        """
         if self.mechanism is None:
             raise ValueError(f"{self.family.name} has no member keeping {self.contract.name}: {self.reason}")
-        return float(np.sum(self.mechanism.variance_at(counts)))
+        return self.mechanism
 
     def certificate(self) -> TightnessCertificate:
         """The :class:`TightnessCertificate` of the member (computed now, exactly)."""
@@ -236,7 +252,7 @@ def _fingerprint(value: Any) -> Any:
     return ("array", arr.dtype.str, arr.shape, arr.tobytes())
 
 
-def _member(fam: Family, d: int, t: float, context: dict[str, Any]) -> Any:
+def _member(fam: Family, d: int, t: float, context: dict[str, Any]) -> Mechanism:
     """``fam.member(d, t, **context)``, remembered: the family's member at ``t`` is built once per process.
 
     Every member is a function of the family, ``d``, ``t`` and the context the family reads, so a
@@ -269,7 +285,7 @@ class _Run:
         self.context = context_of(contract)
         self.scales: dict[float, float] = {}
 
-    def member(self, t: float) -> Any:
+    def member(self, t: float) -> Mechanism:
         return _member(self.fam, self.contract.d, t, self.context)
 
     def scale(self, t: float) -> float:

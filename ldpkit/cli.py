@@ -125,6 +125,7 @@ from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from .experiments import Experiment
+    from .mechanism import Mechanism
 
 __all__ = ["main"]
 
@@ -958,7 +959,7 @@ def _named_family(args: argparse.Namespace) -> Any:
     return fam
 
 
-def _member(fam: Any, args: argparse.Namespace, domain: Any, data: dict[str, Any]) -> Any:
+def _member(fam: Any, args: argparse.Namespace, domain: Any, data: dict[str, Any]) -> Mechanism:
     """The member of ``fam`` over ``d = len(domain)`` with the flags' context (its constructor's refusal: a usage error)."""
     context = _in_domain({k: v for k, v in data.items() if k in fam.context}, domain, args)
     for key in fam.context:
@@ -969,7 +970,7 @@ def _member(fam: Any, args: argparse.Namespace, domain: Any, data: dict[str, Any
         return fam.member(len(domain), t, **context)
 
 
-def _stored(mech: Any, args: argparse.Namespace) -> Any:
+def _stored(mech: Mechanism, args: argparse.Namespace) -> Any:
     """``mech``, if a reports file can store it (refused before anything is written otherwise)."""
     if not _storable(mech):
         raise _UsageError(f"--mechanism {args.mechanism}: {mech.provenance.describe()} cannot be stored in a reports "
@@ -1011,7 +1012,7 @@ def _promise_text(contract: Any) -> str:
     return f"contract {contract.name}" + (f" ({', '.join(numbers)})" if numbers else "")
 
 
-def _storable(mech: Any) -> bool:
+def _storable(mech: Mechanism) -> bool:
     """Whether a reports file can store the mechanism's arguments (so that the file alone suffices to estimate)."""
     from .reportio import mechanism_config
 
@@ -1036,25 +1037,27 @@ def _calibrated(contract: Any, args: argparse.Namespace, family: Any, n: int, er
             cal = calibrate(family, contract)
         if not cal.satisfiable:
             raise _UsageError(f"--family {family.name}: no member keeps {what}: {cal.reason}")
-        if not _storable(cal.mechanism):
+        member = cal.kept()
+        if not _storable(member):
             raise _UsageError(f"--family {family.name}: its member cannot be stored in a reports file (its class does "
                               "not state its arguments)")
-        err.write(f"ldpkit perturb: {what}: {family.name} calibrated to {cal.mechanism.provenance.describe()} "
+        err.write(f"ldpkit perturb: {what}: {family.name} calibrated to {member.provenance.describe()} "
                   f"({cal.method}, parameter {cal.parameter:.6g}); total variance at uniform counts "
                   f"{cal.total_variance(uniform):.4g} for n = {n}\n")
-        return cal.mechanism
+        return member
     err.write(f"ldpkit perturb: {what}: calibrating {len(families(budget=True))} families (--family NAME calibrates "
               "one) ...\n")
     err.flush()
     with _refused(args.debug, f"--contract {args.contract}"):
         cal = best(contract, counts=uniform)
-    if not _storable(cal.mechanism):
+    member = cal.kept()
+    if not _storable(member):
         raise _UsageError(f"--contract {args.contract}: {cal.family.name} keeps it with the smallest total variance, "
                           "but its member cannot be stored in a reports file; name another with --family")
-    err.write(f"ldpkit perturb: {what}: chose {cal.family.name}, {cal.mechanism.provenance.describe()} ({cal.method}, "
+    err.write(f"ldpkit perturb: {what}: chose {cal.family.name}, {member.provenance.describe()} ({cal.method}, "
               f"parameter {cal.parameter:.6g}): the smallest total variance at uniform counts "
               f"({cal.total_variance(uniform):.4g} for n = {n}) of the families that keep it\n")
-    return cal.mechanism
+    return member
 
 
 def _read_chunks(path: str, column: Optional[str], chunk_rows: int, delimiter: str = ",",

@@ -43,6 +43,7 @@ from . import accountant
 from ._validation import ArgumentTypeError, check_positive_int, describe
 from .accountant import SHARED_PARAMETERS, CheckResult, Guarantee, Notion, get_notion, registered_notions
 from .accountant.ipldp import sensitive_indices
+from .mechanism import Mechanism
 
 __all__ = [
     "Contract",
@@ -148,14 +149,14 @@ class Contract:
         return None if pairwise is None else np.asarray(pairwise(self.d, self.guarantee.params), dtype=float)
 
     # ------------------------------------------------------------------ a mechanism against it
-    def _same_domain(self, mech: Any) -> None:
+    def _same_domain(self, mech: Mechanism) -> None:
         """Refuse a mechanism or channel over another number of items than the promise's ``d``."""
         n = _inputs_of(mech)
         if n is not None and n != self.d:
             raise ValueError(f"the promise {self.name} is stated for d={self.d} items, the mechanism "
                              f"{describe(mech)} has {n}: compare a mechanism with a promise on its own domain")
 
-    def check(self, mech: Any) -> CheckResult:
+    def check(self, mech: Mechanism) -> CheckResult:
         """The accountant's typed check of the promise against a mechanism or channel (over ``d`` items).
 
         Raises
@@ -166,7 +167,7 @@ class Contract:
         self._same_domain(mech)
         return self.guarantee.check(mech)
 
-    def satisfied(self, mech: Any) -> bool:
+    def satisfied(self, mech: Mechanism) -> bool:
         """Whether the mechanism keeps the promise (exactly, up to the accountant's relative tolerance).
 
         A mechanism over another number of items than ``d`` is refused (``ValueError``), not
@@ -174,7 +175,7 @@ class Contract:
         """
         return bool(self.check(mech).satisfied)
 
-    def scale(self, mech: Any) -> float:
+    def scale(self, mech: Mechanism) -> float:
         """Smallest ``s`` such that the mechanism keeps the promise with every budget multiplied by ``s``.
 
         At most 1 (up to rounding) exactly when the mechanism keeps the promise; ``inf`` when no
@@ -197,7 +198,7 @@ class Contract:
         return f"Contract({self.name}: {self.guarantee!r}, d={self.d})"
 
 
-def _inputs_of(mech: Any) -> Optional[int]:
+def _inputs_of(mech: Mechanism) -> Optional[int]:
     """The number of items of a mechanism (its ``d``), a channel (``n_inputs``) or a matrix (rows); else None."""
     for attr in ("d", "n_inputs"):
         value = getattr(mech, attr, None)

@@ -58,6 +58,7 @@ import numpy as np
 from ._registry import Registry
 from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, describe
 from .contracts import Contract
+from .mechanism import Mechanism
 from .reports import ReportCodec, register_report_codec, registered_codecs, unregister_report_codec
 
 __all__ = [
@@ -350,7 +351,7 @@ class Family:
     reports: str = "item"
     codec: Optional[ReportCodec] = None
     sweeps: Optional[Callable[[], Sequence[BudgetSweep]]] = None
-    at_budget: Optional[Callable[..., Any]] = None
+    at_budget: Optional[Callable[..., Mechanism]] = None
     parameter: str = "epsilon"
     context: tuple[str, ...] = ()
     lo: float = EPS_MIN
@@ -405,7 +406,7 @@ class Family:
         """Whether the family is indexed by a budget (it has :attr:`at_budget`)."""
         return self.at_budget is not None
 
-    def member(self, d: int, t: float, **context: Any) -> Any:
+    def member(self, d: int, t: float, **context: Any) -> Mechanism:
         """The member at budget parameter ``t`` on ``d`` items.
 
         ``context`` may hold any of :data:`CONTEXT_KEYS` (for instance :func:`context_of` a
@@ -657,7 +658,7 @@ def families(*, inputs: Optional[str] = None, budget: Optional[bool] = None,
     return tuple(f for f in out if (inputs is None or f.inputs == inputs) and (budget is None or f.budget == budget))
 
 
-def family_of(mechanism: Any) -> Optional[Family]:
+def family_of(mechanism: object) -> Optional[Family]:
     """The registered family whose :attr:`Family.mechanism` is the exact class of ``mechanism``, else ``None``.
 
     Several families may declare one class (the three IDUE models all build

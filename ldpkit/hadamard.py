@@ -101,7 +101,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -181,7 +181,7 @@ def sylvester(k: int) -> np.ndarray:
     if k > MAX_DENSE_K:
         raise ValueError(f"k={k} is above MAX_DENSE_K={MAX_DENSE_K}; use fwht for products with H_k")
     idx = np.arange(k, dtype=np.int64)
-    return 1 - 2 * (np.bitwise_count(idx[:, None] & idx[None, :]) & 1).astype(np.int64)
+    return cast("np.ndarray", 1 - 2 * (np.bitwise_count(idx[:, None] & idx[None, :]) & 1).astype(np.int64))
 
 
 def fwht(values: ArrayLike) -> np.ndarray:
@@ -306,7 +306,7 @@ def _on_side(rows: np.ndarray, low: np.ndarray, pos: np.ndarray, side: np.ndarra
     """Move uniform positions onto the requested side of each row: flipping the row's lowest set bit
     swaps the sides bijectively, so a uniform position becomes uniform on the side."""
     wrong = (np.bitwise_count(rows & pos) & 1).astype(np.int64) ^ side
-    return pos ^ (low * wrong)
+    return cast("np.ndarray", pos ^ (low * wrong))
 
 
 def _check_hadamard_d(d: Any) -> int:
@@ -605,7 +605,7 @@ class FHR(FrequencyOracle[PairReports]):
         c = check_real_counts(counts, self.d)
         n = c.sum()
         half = self.fldp_epsilon / 2
-        return c / math.sinh(half) ** 2 + (n - c) / (2.0 * self.lam**2)
+        return cast("np.ndarray", c / math.sinh(half) ** 2 + (n - c) / (2.0 * self.lam**2))
 
     # ------------------------------------------------------------------ other estimators
     def signed_supports(self, reports: PairReports) -> tuple[np.ndarray, np.ndarray]:
@@ -651,7 +651,7 @@ class FHR(FrequencyOracle[PairReports]):
         s, t = self.signed_supports(reports)
         n = len(reports)
         w_plus, w_minus, w_zero = self._best_linear_weights()
-        return w_plus * s + w_minus * t + w_zero * (n - s - t)
+        return cast("np.ndarray", w_plus * s + w_minus * t + w_zero * (n - s - t))
 
     def best_linear_variance(self, counts: ArrayLike) -> np.ndarray:
         """Exact variance of :meth:`best_linear_estimate`: ``c_i v_1 + (n - c_i) b``, with
@@ -660,12 +660,12 @@ class FHR(FrequencyOracle[PairReports]):
         n = c.sum()
         w_plus, w_minus, _ = self._best_linear_weights()
         holder = self.p * w_plus**2 + self.q * w_minus**2 - 1.0
-        return c * holder + (n - c) / (1.0 + 2.0 * self.lam**2)
+        return cast("np.ndarray", c * holder + (n - c) / (1.0 + 2.0 * self.lam**2))
 
     def output_index(self, reports: PairReports) -> np.ndarray:
         """Column ``a (K - 1) + z - [z > a]`` of ``channel().to_explicit()`` for the pair ``(a, z)``."""
         plus, minus = self._check_reports(reports)
-        return plus * (self.K - 1) + minus - (minus > plus)
+        return cast("np.ndarray", plus * (self.K - 1) + minus - (minus > plus))
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Kept pairs put +1 on P(x) and -1 on N(x), reversed ones the opposite; given the

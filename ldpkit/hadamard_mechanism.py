@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -81,7 +81,7 @@ def hm_order(d: int) -> int:
 
 def _signs(j: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``H[j, x] = (-1)^popcount(j & x)`` elementwise (broadcast), as int64."""
-    return 1 - 2 * (np.bitwise_count(np.bitwise_and(j, x)) & 1).astype(np.int64)
+    return cast("np.ndarray", 1 - 2 * (np.bitwise_count(np.bitwise_and(j, x)) & 1).astype(np.int64))
 
 
 def _column_blocks(d: int, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -374,7 +374,7 @@ class HM(SupportOracle[CoefficientReports]):
     def output_index(self, reports: CoefficientReports) -> np.ndarray:
         """Column ``j + K [s = -1]`` of ``channel().to_explicit()``."""
         j, s = self._check_reports(reports)
-        return j + self.K * (s < 0)
+        return cast("np.ndarray", j + self.K * (s < 0))
 
     def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         n = int(counts.sum())

@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -120,7 +120,7 @@ def hadamard_signs(cells: ArrayLike, coords: ArrayLike) -> np.ndarray:
     """
     c = np.asarray(cells, dtype=np.int64)
     l_ = np.asarray(coords, dtype=np.int64)
-    return 1 - 2 * (np.bitwise_count(c & l_) & 1).astype(np.int64)
+    return cast("np.ndarray", 1 - 2 * (np.bitwise_count(c & l_) & 1).astype(np.int64))
 
 
 def support_masks(member: np.ndarray) -> np.ndarray:
@@ -141,7 +141,7 @@ def support_masks(member: np.ndarray) -> np.ndarray:
 
 
 def _popcount(masks: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(masks).astype(np.int64)
+    return cast("np.ndarray", np.bitwise_count(masks).astype(np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,7 +324,7 @@ class HashedChannel(Channel):
             return ~np.eye(d, dtype=bool)
         _, group = np.unique(self.hashes.T, axis=0, return_inverse=True)  # items with equal columns collide always
         group = np.asarray(group).reshape(-1)
-        return group[:, None] != group[None, :]
+        return cast("np.ndarray", group[:, None] != group[None, :])
 
     def support_extremes(self, prior: np.ndarray) -> tuple[Optional[tuple[float, int]], Optional[tuple[float, int]]]:
         """The extreme prior masses of the support sets the hash outcomes produce, each with a witness item.
@@ -674,7 +674,7 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
         s = self.miss / (self.hit - self.miss) + 1.0 / self.cells
         M = self.second_moments(c)
         out: np.ndarray = np.einsum("ij,jk,ik->i", G, M, G) - c * (1.0 + 2.0 * s * u) - s * s * c.sum() * u * u
-        return np.maximum(out, 0.0)
+        return cast("np.ndarray", np.maximum(out, 0.0))
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
         """Exact variance of every count estimate (:meth:`variance_at` at integer counts)."""

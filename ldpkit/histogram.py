@@ -48,7 +48,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -326,7 +326,7 @@ class HistogramReports:
 
     def row(self, i: int) -> np.ndarray:
         """User ``i``'s noisy vector (as grid indices)."""
-        return self.values[i].copy()
+        return cast("np.ndarray", self.values[i].copy())
 
     def noisy(self) -> np.ndarray:
         """The noisy vectors as doubles (``values / grid``, exact)."""
@@ -421,7 +421,7 @@ class SHE(FrequencyOracle[HistogramReports]):
         """The exact column sums of the grid indices (int64; refused if a sum could wrap around)."""
         values = self._values(reports)
         check_int64_signed_sums(values.T, "the reports' columns")
-        return values.sum(axis=0, dtype=np.int64)
+        return cast("np.ndarray", values.sum(axis=0, dtype=np.int64))
 
     def n_reports(self, reports: HistogramReports) -> int:
         return len(reports)

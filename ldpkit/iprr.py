@@ -29,7 +29,7 @@ in :ref:`sec-ipldp-minid` and in the experiments chapter.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -307,7 +307,7 @@ class IPRR(ItemReportOracle):
         p = np.maximum(0.0, level - r)
         # renormalise and clip: rounding can leave a lone support point at 1 + 2e-16, which
         # the loss functions (rightly) reject as a probability
-        return np.minimum(p / p.sum(), 1.0)
+        return cast("np.ndarray", np.minimum(p / p.sum(), 1.0))
 
 
 # ---------------------------------------------------------------------------- the family

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -162,7 +162,7 @@ def _mix64(z: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         z = (z ^ (z >> _S30)) * _MIX1
         z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
+    return cast("np.ndarray", z ^ (z >> _S31))
 
 
 def _as_seeds(seeds: ArrayLike, name: str = "seeds") -> np.ndarray:
@@ -216,7 +216,7 @@ def hash_items(seeds: ArrayLike, items: ArrayLike, g: int) -> np.ndarray:
     k = item_keys(items)
     with np.errstate(over="ignore"):
         z = (a * k + b) >> _S32
-        return ((z * np.uint64(g)) >> _S32).astype(np.int64)
+        return cast("np.ndarray", ((z * np.uint64(g)) >> _S32).astype(np.int64))
 
 
 def bucket_bounds(values: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
@@ -418,7 +418,7 @@ class OLH(SupportOracle[HashedReports]):
         pool = self.channel_seeds(self.default_channel_seeds if n_seeds is None else n_seeds)
         which = gen.integers(0, pool.size, size=size)
         reports = self._perturb_with_seeds(np.full(size, x, dtype=np.int64), pool[which], gen)
-        return which.astype(np.int64) * self.g + reports.values
+        return cast("np.ndarray", which.astype(np.int64) * self.g + reports.values)
 
     def _check_reports(self, reports: Any) -> HashedReports:
         if not isinstance(reports, HashedReports):

@@ -54,7 +54,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, TYPE_CHECKING, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -138,7 +138,7 @@ def _gram(rays: np.ndarray, f: np.ndarray) -> np.ndarray:
     """``G_j = r_j r_j^T / (f . r_j)`` flattened: shape ``(d * d, J)``."""
     w = rays @ f
     outer = rays[:, :, None] * rays[:, None, :] / w[:, None, None]
-    return outer.reshape(rays.shape[0], -1).T
+    return cast("np.ndarray", outer.reshape(rays.shape[0], -1).T)
 
 
 @single_threaded
@@ -397,8 +397,9 @@ def cone_rays(contract: Contract) -> tuple[np.ndarray, str]:
     name = contract.guarantee.notion
     p = contract.params
     d = contract.d
-    if contract.pairwise_matrix() is not None:
-        return pairwise_rays(contract.pairwise_matrix()), CLASS
+    matrix = contract.pairwise_matrix()
+    if matrix is not None:
+        return pairwise_rays(matrix), CLASS
     if name in ("uldp", "ipldp"):
         e = contract.budget_vector()
         eps = float(e[np.isfinite(e)].max())
@@ -413,7 +414,7 @@ def cone_rays(contract: Contract) -> tuple[np.ndarray, str]:
                                   f"cone at the largest sensitive budget ({eps:g}) or produced by one non-sensitive "
                                   "item only (a class that holds every IPLDP channel, so the bound holds for IPLDP)"))
         return rays, what
-    if name == "lip":
+    if name == "lip" and contract.prior is not None:
         return lip_rays(float(p["epsilon"]), contract.prior), CLASS
     raise ValueError(f"no cone describes a {contract.name} promise")
 

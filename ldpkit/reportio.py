@@ -94,6 +94,7 @@ from ._validation import (
 )
 from .domain import Domain
 from .family import families, family_of, load_module
+from .mechanism import Mechanism
 from .reports import (
     BLOCK_REPORTS,
     Provenance,
@@ -484,7 +485,7 @@ def _readable_classes(key: Optional[str] = None) -> dict[str, type]:
     return {_class_key(f.mechanism): f.mechanism for f in families()}
 
 
-def mechanism_config(mechanism: Any) -> dict[str, Any]:
+def mechanism_config(mechanism: Mechanism) -> dict[str, Any]:
     """The JSON-ready record that rebuilds ``mechanism``: its class, its family, arguments and provenance.
 
     Raises
@@ -536,7 +537,7 @@ def _config_fields(config: Any, field: str) -> tuple[str, Optional[str], dict[st
     return key, family, arguments
 
 
-def build_mechanism(config: Any, *, field: str = "mechanism") -> Any:
+def build_mechanism(config: Any, *, field: str = "mechanism") -> Mechanism:
     """Rebuild a mechanism from :func:`mechanism_config`, checking that it has the stored provenance.
 
     Only the classes of registered families (:func:`ldpkit.family.families`) are built: a file
@@ -644,7 +645,7 @@ def _narrow(col: np.ndarray) -> np.ndarray:
     return col
 
 
-def _config(mechanism: Any) -> Optional[dict[str, Any]]:
+def _config(mechanism: Optional[Mechanism]) -> Optional[dict[str, Any]]:
     """:func:`mechanism_config`, or ``None`` for a family that does not state its arguments."""
     try:
         return None if mechanism is None else mechanism_config(mechanism)
@@ -738,7 +739,7 @@ class ReportWriter:
         could not rebuild it; :func:`mechanism_config`), or ``data`` is not one line of text.
     """
 
-    def __init__(self, path: str | os.PathLike[str], mechanism: Any, *, domain: Optional[Domain] = None,
+    def __init__(self, path: str | os.PathLike[str], mechanism: Mechanism, *, domain: Optional[Domain] = None,
                  data: Optional[str] = None) -> None:
         if not hasattr(mechanism, "provenance"):
             raise ArgumentTypeError(f"mechanism must be an ldpkit mechanism, got {type(mechanism).__name__}")
@@ -863,7 +864,7 @@ class ReportWriter:
             self._tmp = None
 
 
-def save_reports(path: str | os.PathLike[str], reports: Any, mechanism: Any, *, domain: Optional[Domain] = None,
+def save_reports(path: str | os.PathLike[str], reports: Any, mechanism: Mechanism, *, domain: Optional[Domain] = None,
                  data: Optional[str] = None) -> None:
     """Write ``reports`` of ``mechanism`` to ``path`` (``.csv``: the CSV form; otherwise binary).
 
@@ -958,7 +959,7 @@ class ReportFile:
         Number of reports.
     """
 
-    def __init__(self, path: str | os.PathLike[str], mechanism: Any = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], mechanism: Optional[Mechanism] = None) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise ArgumentTypeError(f"path must be a file name, got {type(path).__name__}")
         if mechanism is not None and not hasattr(mechanism, "provenance"):
@@ -976,7 +977,7 @@ class ReportFile:
         with read_boundary(self.path):
             self._open(mechanism)
 
-    def _open(self, mechanism: Any) -> None:
+    def _open(self, mechanism: Optional[Mechanism]) -> None:
         self.header, self._data_start, self.n, self._blocks, self.version = (
             self._open_csv() if self.csv else self._open_binary())
         h = self.header
@@ -1328,11 +1329,11 @@ class ReportFile:
         return f"ReportFile({os.path.basename(self.path)!r}: {self.n} {self.codec.kind} reports of {what})"
 
 
-def open_reports(path: str | os.PathLike[str], mechanism: Any = None) -> ReportFile:
+def open_reports(path: str | os.PathLike[str], mechanism: Optional[Mechanism] = None) -> ReportFile:
     """Open a report file (header and end record checked; reports read on demand). See :class:`ReportFile`."""
     return ReportFile(path, mechanism)
 
 
-def load_reports(path: str | os.PathLike[str], mechanism: Any = None) -> Any:
+def load_reports(path: str | os.PathLike[str], mechanism: Optional[Mechanism] = None) -> Any:
     """All reports of a file, stamped with their provenance (``open_reports(path, mechanism).read()``)."""
     return ReportFile(path, mechanism).read()

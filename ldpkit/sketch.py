@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -396,7 +396,7 @@ class HCMS(PooledHashOracle[HadamardSketchReports]):
         S = np.bincount(flat, weights=signs, minlength=self.k * self.m).reshape(self.k, self.m)
         F = walsh_hadamard(S)  # F[j, c] = sum_l S[j, l] H[c, l] (H is symmetric)
         total = np.take_along_axis(F, self.pool, axis=1).sum(axis=0)
-        return np.rint((n + total) / 2.0).astype(np.int64)
+        return cast("np.ndarray", np.rint((n + total) / 2.0).astype(np.int64))
 
     def n_reports(self, reports: HadamardSketchReports) -> int:
         return len(reports)

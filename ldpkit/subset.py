@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional, TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -110,7 +110,7 @@ IDSS_EPS_MIN, IDSS_EPS_MAX = 0.01, 20.0
 
 #: the pair rules ID-SS takes (positively homogeneous, so calibration scales them)
 PairRuleName = Literal["min", "average", "max"]
-_RULES = {"min": np.minimum, "max": np.maximum, "average": lambda a, b: (np.asarray(a) + np.asarray(b)) / 2.0}
+_RULES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"min": np.minimum, "max": np.maximum, "average": lambda a, b: (np.asarray(a) + np.asarray(b)) / 2.0}
 
 #: states of the mutual-information recursion above which the accountant enumerates instead
 _MIP_STATES = 1 << 20
@@ -269,17 +269,17 @@ class SubsetChannel(Channel):
     @property
     def log_in(self) -> np.ndarray:
         """``a_x = log p_x``: the log-probability of a set holding ``x``, times ``C(d-1, k-1)``."""
-        return -np.log1p(self.rho * np.exp(-self.log_weights))
+        return cast("np.ndarray", -np.log1p(self.rho * np.exp(-self.log_weights)))
 
     @property
     def log_out(self) -> np.ndarray:
         """``b_x = a_x - t_x``: the log-probability of a set without ``x``, times ``C(d-1, k-1)``."""
-        return self.log_in - self.log_weights
+        return cast("np.ndarray", self.log_in - self.log_weights)
 
     @property
     def keep(self) -> np.ndarray:
         """``p_x``, the probability that input ``x`` is in its set."""
-        return np.exp(self.log_in)
+        return cast("np.ndarray", np.exp(self.log_in))
 
     def to_explicit(self, max_cells: int = MAX_EXPLICIT_CELLS) -> ExplicitChannel:
         """The ``d x C(d, k)`` matrix (only for ``d * C(d, k) <= max_cells``)."""
@@ -679,7 +679,7 @@ class _SubsetSampling:
         if n > MAX_SIMULATED_USERS:
             raise ValueError(f"counts sum to {n} users; subset selection simulates user by user, so at most "
                              f"MAX_SIMULATED_USERS={MAX_SIMULATED_USERS} users")
-        return np.asarray(self.aggregate(self.perturb(np.repeat(np.arange(self.d), counts), rng)))  # type: ignore[attr-defined]
+        return np.asarray(self.aggregate(self.perturb(np.repeat(np.arange(self.d), counts), rng)))
 
 
 # ---------------------------------------------------------------------------- SS
@@ -790,7 +790,7 @@ def _level_loss(t: np.ndarray, rho: float) -> np.ndarray:
     """``L[a, b] = a_a - b_b`` between levels with log-weights ``t`` (diagonal: ``t_a``)."""
     a = -np.log1p(rho * np.exp(-t))
     b = a - t
-    return a[:, None] - b[None, :]
+    return cast("np.ndarray", a[:, None] - b[None, :])
 
 
 def _level_variance(t: np.ndarray, sizes: np.ndarray, d: int, k: int) -> float:
@@ -876,7 +876,7 @@ def optimal_idss(budgets: ArrayLike, r: PairRuleName = "min") -> tuple[int, np.n
             return _level_variance(np.maximum(t, lo * 1e-3), sizes, d, k) / scale
 
         def margin(t: np.ndarray, rho: float = rho) -> np.ndarray:
-            return (allowed[pairs] - _level_loss(np.maximum(t, lo * 1e-3), rho)[pairs]) / allowed[pairs]
+            return cast("np.ndarray", (allowed[pairs] - _level_loss(np.maximum(t, lo * 1e-3), rho)[pairs]) / allowed[pairs])
 
         res = minimize(objective, start, method="SLSQP", bounds=[(lo * 1e-3, hi)] * levels.size,
                        constraints=[{"type": "ineq", "fun": margin}], options={"ftol": 1e-13, "maxiter": 500})

@@ -226,6 +226,7 @@ class URAP(UnaryEncoding):
 
     def channel(self) -> URAPChannel:
         """The unary channel with ``b = 0`` on the non-sensitive items (:class:`URAPChannel`)."""
+        assert isinstance(self._channel, URAPChannel)  # built so by the constructor
         return self._channel
 
     def guarantees(self) -> list[Guarantee]:

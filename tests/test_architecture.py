@@ -17,7 +17,7 @@ from conftest import REPO
 
 ROOT = REPO / "ldpkit"
 HELPERS = {"_rng", "_validation", "_sampling", "_solvers", "_registry", "_buildinfo"}
-CORE = HELPERS | {"channels", "accountant", "reports", "sets"}
+CORE = HELPERS | {"channels", "accountant", "reports", "sets", "mechanism"}
 #: a family module declares its family (``family``) and may read a promise (``contracts``)
 ORACLES = CORE | {"base", "postprocess", "contracts", "family"}
 MECHANISMS = {"grr", "unary", "olh", "hadamard", "urr", "iprr", "padding", "idue", "channel_oracle", "lip",
@@ -39,8 +39,9 @@ ALLOWED: dict[str, set[str]] = {
     "metrics": {"_validation"},
     "budgets": {"_rng", "_validation"},
     "base": CORE | {"postprocess"},
-    "contracts": {"_validation", "accountant"},
-    "family": {"_registry", "_validation", "reports", "contracts"},
+    "mechanism": {"_rng", "accountant", "channels", "reports"},
+    "contracts": {"_validation", "accountant", "mechanism"},
+    "family": {"_registry", "_validation", "reports", "contracts", "mechanism"},
     "channel_oracle": ORACLES,
     "grr": ORACLES,
     "unary": ORACLES,
@@ -60,14 +61,14 @@ ALLOWED: dict[str, set[str]] = {
     "idue": ORACLES | {"unary", "padding"},
     "subset": ORACLES,
     "datasets": {"_rng", "_validation", "sets"},
-    "calibration": {"_validation", "accountant", "contracts", "family"},
+    "calibration": {"_validation", "accountant", "contracts", "family", "mechanism"},
     "optimal": {"_solvers", "_validation", "contracts", "family", "calibration", "subset"},
-    "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant", "family"},
+    "audit": MECHANISMS | {"_rng", "_validation", "channels", "accountant", "family", "mechanism"},
     "notion_map": {"_rng", "_validation", "accountant", "channels", "contracts", "family"},
     "streaming": {"_rng", "_validation", "base"},
     "domain": {"_validation"},
-    "reportio": {"_validation", "reports", "domain", "family"},
-    "aggregation": {"_validation", "domain", "reportio"},
+    "reportio": {"_validation", "reports", "domain", "family", "mechanism"},
+    "aggregation": {"_validation", "domain", "reportio", "mechanism"},
     "testing": ORACLES | MECHANISMS | {"reportio", "aggregation"},
     "experiments": ORACLES | MECHANISMS | {"metrics", "budgets", "datasets", "contracts", "calibration",
                                            "notion_map", "audit"},

@@ -74,7 +74,7 @@ import math
 from collections.abc import Mapping
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -83,6 +83,7 @@ from .._rng import RNGLike, as_generator
 from ..accountant import enumerate_channel
 from ..family import get_family
 from ..grr import GRR
+from ..mechanism import Mechanism
 from ..olh import OLH, hash_items
 from ..unary import UnaryEncoding
 from .bounds import cp_lower, cp_upper
@@ -177,11 +178,11 @@ def _smooth(fn: Any, t: np.ndarray) -> np.ndarray:
     relative error is of order ``(L / nodes)**4 / t**3``, far below the statistic's spread.
     """
     if t.size <= 2 * SMOOTH_NODES or t[0] < 1:
-        return fn(t)
+        return cast("np.ndarray", fn(t))
     from scipy.interpolate import CubicSpline
 
     nodes = np.unique(np.round(np.linspace(t[0], t[-1], SMOOTH_NODES)))
-    return CubicSpline(nodes, fn(nodes))(t)
+    return cast("np.ndarray", CubicSpline(nodes, fn(nodes))(t))
 
 
 def ldp_auditor_moments(tpr: float, fpr: float, n: int, alpha: float, delta: float = 0.0) -> tuple[float, float]:
@@ -224,7 +225,7 @@ def sample_ldp_auditor_statistic(tpr: float, fpr: float, n: int, alpha: float, s
 
 
 # ============================================================================ the attack on the kit's mechanisms
-def kit_mechanism(protocol: str, k: int, eps: float) -> Any:
+def kit_mechanism(protocol: str, k: int, eps: float) -> Mechanism:
     """The kit's mechanism for one of their protocol names (``SUE`` is the kit's RAPPOR, ``BLH`` is OLH with ``g = 2``).
 
     Built through the family registry (:data:`PROTOCOL_FAMILIES`:
@@ -247,7 +248,7 @@ def olh_hashes(mech: OLH) -> np.ndarray:
     return hash_items(seeds[:, None], np.arange(mech.d)[None, :], mech.g)
 
 
-def attack_kernel(mech: Any) -> np.ndarray:
+def attack_kernel(mech: Mechanism) -> np.ndarray:
     """Their attack as a post-processing kernel: row ``y`` is the law of the guessed item given output ``y``.
 
     Outputs are the columns of the mechanism's exact channel (``mech.channel()``, enumerated):
@@ -275,7 +276,7 @@ def attack_kernel(mech: Any) -> np.ndarray:
     raise TypeError(f"no attack for {type(mech).__name__}: GRR, unary encoding (RAPPOR, OUE) and OLH are covered")
 
 
-def guess_channel(mech: Any) -> np.ndarray:
+def guess_channel(mech: Mechanism) -> np.ndarray:
     """The exact guess channel ``P @ A`` (``d x d``): row ``x`` is the law of the guess under input ``x``.
 
     ``P`` is the mechanism's enumerated channel (:func:`ldpkit.accountant.enumerate_channel`, so
@@ -288,7 +289,7 @@ def guess_channel(mech: Any) -> np.ndarray:
     """
     ch = mech.pool_channel() if isinstance(mech, OLH) else mech.channel()  # OLH: the seed pool the attack reads
     P = enumerate_channel(ch, "LDP-Auditor guess channel").matrix
-    return P @ attack_kernel(mech)
+    return cast("np.ndarray", P @ attack_kernel(mech))
 
 
 def _e_inv(m: int, r: float, shift: int) -> float:
@@ -330,7 +331,7 @@ def _olh_pool_guess(mech: OLH, v1: int, v2: int) -> tuple[float, float]:
     return float(tpr), float(fpr)
 
 
-def guess_probabilities(mech: Any, v1: int = 0, v2: Optional[int] = None) -> tuple[float, float]:
+def guess_probabilities(mech: Mechanism, v1: int = 0, v2: Optional[int] = None) -> tuple[float, float]:
     """``(TPR, FPR)`` of their attack on a kit mechanism: ``P(guess = v1 | v1)`` and ``P(guess = v1 | v2)``, exact.
 
     Closed forms, valid at any ``d`` (checked against :func:`guess_channel` in the tests):
@@ -396,7 +397,7 @@ def ideal_guess_probabilities(protocol: str, k: int, eps: float) -> tuple[float,
     raise ValueError(f"protocol must be one of {IDEAL_PROTOCOLS}, got {protocol!r}")
 
 
-def attack(mech: Any, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
+def attack(mech: Mechanism, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
     """Per user: ``size`` reports of input ``x`` from the kit's own client code, each guessed by their attack.
 
     GRR: ``perturb``; unary encoding: ``perturb`` (the user's bits), a uniform set bit or a uniform
@@ -424,7 +425,7 @@ def attack(mech: Any, x: int, size: int, rng: RNGLike = None) -> np.ndarray:
 
 
 # ============================================================================ the kit's auditor at equal samples
-def pair_channel(mech: Any, v1: int = 0, v2: Optional[int] = None) -> np.ndarray:
+def pair_channel(mech: UnaryEncoding, v1: int = 0, v2: Optional[int] = None) -> np.ndarray:
     """The exact channel of a unary encoding seen through the two bits of ``v1`` and ``v2`` (``d x 4``).
 
     The other bits have the same law under both inputs, so this post-processing keeps the pair's
@@ -441,7 +442,7 @@ def pair_channel(mech: Any, v1: int = 0, v2: Optional[int] = None) -> np.ndarray
     return rows
 
 
-def our_bounds(mech: Any, n: int, alpha: float = ALPHA, rng: RNGLike = None, v1: int = 0,
+def our_bounds(mech: Mechanism, n: int, alpha: float = ALPHA, rng: RNGLike = None, v1: int = 0,
                v2: Optional[int] = None) -> dict[str, float]:
     """The kit's :func:`~ldpkit.audit.audit_ldp` on the pair ``(v1, v2)`` with ``n`` samples per input, white- and black-box.
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Optional, Union, cast
 
 import numpy as np
 
@@ -101,6 +101,7 @@ class Mutant:
         if self.notion == "ldp":
             return accountant.ldp_epsilon(self.buggy)
         if self.notion == "lip":
+            assert self.prior is not None  # a LIP mutant states its prior
             return accountant.lip_epsilon(self.buggy, self.prior)
         if self.notion == "pairwise":
             return float(np.max(accountant.pairwise_log_ratio(self.buggy) - np.asarray(self.budget)))
@@ -110,7 +111,7 @@ class Mutant:
     def budget_vector(self) -> np.ndarray:
         """The finite budgets of the sensitive items (for an IPLDP mutant)."""
         b = np.asarray(self.budget, dtype=float)
-        return b[np.isfinite(b)]
+        return cast("np.ndarray", b[np.isfinite(b)])
 
     @property
     def sensitive(self) -> list[int]:

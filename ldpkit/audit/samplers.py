@@ -24,6 +24,7 @@ from .._validation import (
 )
 from ..accountant import enumerate_channel
 from ..channels import Channel, ExplicitChannel
+from ..mechanism import Mechanism
 
 __all__ = [
     "ChannelSampler",
@@ -73,7 +74,7 @@ class Sampler(Protocol):
 class MechanismSampler:
     """A kit mechanism's own sampling code, ``mech.sample_outputs`` (:func:`from_mechanism`)."""
 
-    def __init__(self, mechanism: Any) -> None:
+    def __init__(self, mechanism: Mechanism) -> None:
         if not (callable(getattr(mechanism, "sample_outputs", None)) and callable(getattr(mechanism, "channel", None))):
             raise ArgumentTypeError(
                 f"mechanism must have sample_outputs and channel methods, got {describe(mechanism)}")
@@ -225,7 +226,7 @@ class FunctionSampler:
         return f"from_function({getattr(self.fn, '__name__', repr(self.fn))}, n_inputs={self.n_inputs})"
 
 
-def from_mechanism(mech: Any) -> MechanismSampler:
+def from_mechanism(mech: Mechanism) -> MechanismSampler:
     """The sampler of a kit mechanism: its own ``sample_outputs`` (aggregate-level fast, white-box capable).
 
     Examples

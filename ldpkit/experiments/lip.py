@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -111,7 +111,7 @@ def _per_user_mmse(q0: np.ndarray, q1: np.ndarray, p: np.ndarray) -> np.ndarray:
     pp = p * (1 - p)
     with np.errstate(divide="ignore", invalid="ignore"):
         info = np.where(den > 0, pp * (1 - q0 - q1) ** 2 / np.where(den > 0, den, 1.0), 0.0)
-    return pp * (1 - info)
+    return cast("np.ndarray", pp * (1 - info))
 
 
 def bayes_mse(model: str, priors: ArrayLike, epsilon: float) -> float:

@@ -317,7 +317,12 @@ def calibrated(family: str | Family, contract: Contract) -> Calibration:
 
 
 def _variance(mech: Any, counts: np.ndarray) -> float:
-    return float(np.sum(mech.variance(np.asarray(counts))))
+    return float(np.sum(_item_variances(mech, counts)))
+
+
+def _item_variances(mech: Any, counts: np.ndarray) -> np.ndarray:
+    """The exact variance of each item's count estimate (a frequency oracle's ``variance``)."""
+    return np.asarray(mech.variance(np.asarray(counts)))
 
 
 # --------------------------------------------------------------------------- the guarantee table
@@ -904,7 +909,7 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
                 m_winner, m_text = UNDECIDED, "neither keeps the promise"
             same = all(
                 cal.satisfiable and type(cal.mechanism) is type(printed[name])
-                and np.allclose(np.asarray(cal.mechanism.variance(counts)), np.asarray(printed[name].variance(counts)),
+                and np.allclose(_item_variances(cal.mechanism, counts), _item_variances(printed[name], counts),
                                 rtol=1e-9, atol=0.0)
                 for name, cal in ((spec.a, cal_a), (b, cal_b)))
             rows.append({

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -579,7 +579,7 @@ def _opt0_bnb(
     cap = np.min(Rm, axis=0)  # u_i > 0 needs v_j < r_ij for every constrained (i, j)
 
     def u_of(v: np.ndarray) -> np.ndarray:
-        return np.min(Rm[None, :, :] - v[:, None, :], axis=2)
+        return cast("np.ndarray", np.min(Rm[None, :, :] - v[:, None, :], axis=2))
 
     corners = np.array(np.meshgrid(*[[0.0, 1.0]] * t, indexing="ij")).reshape(t, -1).T
     lo = np.zeros((1, t))

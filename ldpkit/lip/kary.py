@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -70,7 +70,7 @@ def _objective_name(objective: Any) -> str:
 def _gain(R: np.ndarray, prior: np.ndarray, objective: str) -> np.ndarray:
     """Per unit of ``P(y)``: ``sum_x P(x|y)^2`` ("mse") or ``max_x P(x|y)`` ("map"), for ratio rows ``R``."""
     post = R * prior[None, :]
-    return np.sum(post**2, axis=1) if objective == "mse" else np.max(post, axis=1)
+    return cast("np.ndarray", np.sum(post**2, axis=1) if objective == "mse" else np.max(post, axis=1))
 
 
 def bayes_risk(channel: Any, prior: ArrayLike, objective: str = "mse") -> float:
@@ -129,7 +129,7 @@ def _ldp_ratio_vertices(pi: np.ndarray, eps: float) -> np.ndarray:
     k = pi.size
     e = math.exp(eps)
     pats = np.array(list(itertools.product((1.0, e), repeat=k)))[:-1]  # drop all-e^eps (same ray as all-ones)
-    return pats / (pats @ pi)[:, None]
+    return cast("np.ndarray", pats / (pats @ pi)[:, None])
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,7 +203,7 @@ class KaryOptimum:
         y = check_counts(output_counts, m.shape[1], "output counts")
         py = self.prior @ m
         post = (self.prior[:, None] * m) / np.where(py > 0, py, 1.0)[None, :]
-        return post @ y.astype(float)
+        return cast("np.ndarray", post @ y.astype(float))
 
 
 def _check_kary(prior: Any, epsilon: Any) -> tuple[np.ndarray, float]:
@@ -366,7 +366,7 @@ def _local_search(pi: np.ndarray, eps: float, objective: str, notion: str, start
         joint = pi[:, None] * Q
         if objective == "mse":
             s = np.sum(joint**2, axis=0) / py**2
-            return (-(2 * pi[:, None] * joint / py[None, :]) + pi[:, None] * s[None, :]).ravel()
+            return cast("np.ndarray", (-(2 * pi[:, None] * joint / py[None, :]) + pi[:, None] * s[None, :]).ravel())
         G = np.zeros((k, k))
         G[np.argmax(joint, axis=0), np.arange(k)] = -pi[np.argmax(joint, axis=0)]
         return G.ravel()
