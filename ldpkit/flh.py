@@ -172,7 +172,7 @@ class FLH(PooledHashOracle[HashedReports]):
         return len(reports)
 
     def output_index(self, reports: HashedReports) -> np.ndarray:
-        """The set of items each report supports, as a bit mask (the column of :meth:`channel`; ``d <= 62``)."""
+        """The set of items each report supports, as a bit mask (the column of the channel's outputs; ``d <= 62``)."""
         reports = self._check_reports(reports)
         n = len(reports)
         rows = reports.seeds.astype(np.int64)

@@ -540,7 +540,7 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     """A hashed oracle with a public pool of ``k`` hash functions (FLH, CMS, HCMS): exact estimator and variance.
 
     A user holding ``x`` draws ``J`` uniform in the pool and reports through the base channel
-    applied to cell ``h_J(x)``.  The report *supports* item ``i`` (counted by :meth:`aggregate`)
+    applied to cell ``h_J(x)``.  The report *supports* item ``i`` (counted by ``aggregate``)
     with probability ``hit`` when ``h_J(i) = h_J(x)`` and ``miss`` otherwise, so
     ``E[C] = miss n + (hit - miss) K c`` with ``K[i, x]`` the share of the pool that sends ``i``
     and ``x`` to one cell (``K[i, i] = 1``) and ``n`` the number of users.  Writing
@@ -550,7 +550,7 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     and it is the papers' estimator, :meth:`ideal_estimate_from_support`; a finite pool's
     collisions make that one biased.
 
-    A subclass sets :attr:`base`, calls :meth:`_init_pool` and implements sampling and
+    A subclass sets :attr:`base`, calls ``_init_pool`` and implements sampling and
     aggregation.  Support counts of different items are correlated through the shared hash, so
     :meth:`~ldpkit.base.FrequencyOracle.simulate` runs the per-user path
     (:attr:`aggregate_simulation_exact` is ``False``).
@@ -558,9 +558,9 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
 
     aggregate_simulation_exact = False
 
-    #: the base channel over the cells: ``"grr"``, ``"unary"`` or ``"hadamard"``
+    #: the base channel over the cells, ``"grr"``, ``"unary"`` or ``"hadamard"``
     base: str
-    #: the pool: ``pool[j, i]`` is the cell of item ``i`` under hash function ``j`` (read-only)
+    #: the pool, where ``pool[j, i]`` is the cell of item ``i`` under hash function ``j`` (read-only)
     pool: np.ndarray
     #: number of hash functions in the pool
     k: int

@@ -386,11 +386,11 @@ def ldp_rays(d: int, epsilon: float) -> np.ndarray:
 def cone_rays(contract: Contract) -> tuple[np.ndarray, str]:
     """The extreme rays of the cone the promise restricts each output column to, with what the bound then bounds.
 
-    Pairwise promises: :func:`pairwise_rays` of the promise's context-aware matrix.  ULDP: the LDP
+    Pairwise promises: ``pairwise_rays`` of the promise's context-aware matrix.  ULDP: the LDP
     rays and the unit vectors of the non-sensitive items (an invertible output).  IPLDP: its
     sensitive outputs' columns lie in the LDP cone of their budget and its non-sensitive outputs'
     in the unit vectors, so the rays of ULDP at the largest sensitive budget bound a class that
-    contains every IPLDP channel (the bound is over that larger class).  LIP: :func:`lip_rays`.
+    contains every IPLDP channel (the bound is over that larger class).  LIP: ``lip_rays``.
 
     Raises ``ValueError`` for a promise no cone describes (FLDP, MIP, later notions).
     """

@@ -51,7 +51,7 @@ MAX_TABLE = 1 << 27
 #: largest number of cells (a CMS report holds ``m`` bits)
 MAX_CELLS = 1 << 16
 
-#: CMS's largest budget, as RAPPOR's (:data:`ldpkit.unary.RAPPOR_EPS_MAX`): its bits are RAPPOR's
+#: CMS's largest budget, as RAPPOR's (``ldpkit.unary.RAPPOR_EPS_MAX``): its bits are RAPPOR's
 CMS_EPS_MAX = 30.0
 _CMS_HIGH_WHY = (
     "above it 1 - a = 1/(1 + e^(eps/2)) is below 3e-7, and storing a next to 1 in double precision "

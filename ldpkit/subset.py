@@ -559,7 +559,7 @@ def _text_to_sets(text: list[str], meta: dict[str, Any]) -> np.ndarray:
     return np.packbits(dense, axis=1)
 
 
-#: the codec of subset reports: one packed bit row per user (in CSV, the set's items separated by spaces)
+#: the codec of subset reports, one packed bit row per user (in CSV, the set's items separated by spaces)
 SUBSET_CODEC = ReportCodec(
     "subset", SubsetReports, (("bits", "|u1", False),), lambda r: {"d": int(r.d), "k": int(r.k)},
     lambda r: (r.bits,), lambda cols, meta, src: SubsetReports(cols[0], int(meta["d"]), int(meta["k"]), src),

@@ -197,7 +197,7 @@ def compute_tightness(config: RunConfig, *, families: Sequence[Family | str] | N
     ``ratio = bound / exact`` and ``n_tight`` (:func:`samples_to_tight`, the same on every row of a
     (mechanism, eps, events)).  ``families`` defaults to :func:`audited_families`.  A scale ``< 1``
     keeps the sizes up to ``scale * max(sizes)``.  Seeds: the point (family, eps) draws from the
-    run seed's child named ``("audit-tightness", family, eps)`` (:meth:`ldpkit.experiments.config.RunConfig.map` with
+    run seed's child named ``("audit-tightness", family, eps)`` (``RunConfig.map`` with
     ``keys``), so registering another family moves no row.
     """
     import pandas as pd
