@@ -656,10 +656,12 @@ EPS_GRID = tuple(float(2.0 ** (k / 2)) for k in range(-4, 5))
 SHARE_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: the two promises of the figure
 WINS_PROMISES = ("MinID-LDP", "ULDP")
-#: the families the figure draws (six, one colour each): the winners of some point (ID-SS, IPRR, uRAP), the two
-#: common baselines (GRR, OUE) and the ID-LDP paper's mechanism (IDUE-opt0); :func:`left_out` says why the others
-#: are not drawn, :func:`coinciding` which drawn lines coincide (each is drawn once)
-WINS_DRAWN = ("GRR", "OUE", "IDUE-opt0", "ID-SS", "IPRR", "uRAP")
+#: the families the figure draws (six, one colour each, as the book's figures require): the winners of some point
+#: (ID-SS, uRR, uRAP), two common baselines (GRR, OLH) and the ID-LDP paper's mechanism (IDUE-opt0).  OUE shares
+#: uRR's colour and IPRR uRAP's; OUE's line is uRAP's under MinID-LDP and IPRR's member is uRR's under ULDP.
+#: :func:`left_out` says why the others are not drawn, :func:`coinciding` which drawn lines coincide (each is
+#: drawn once)
+WINS_DRAWN = ("GRR", "OLH", "IDUE-opt0", "ID-SS", "uRR", "uRAP")
 
 
 
@@ -807,12 +809,13 @@ def coinciding(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
     out = []
     for promise in WINS_PROMISES:
         found: dict[tuple[str, str], list[str]] = {}
-        for axis in ("d", "eps_s", "share"):
+        present = [a for a in ("d", "eps_s", "share") if (frame[frame["promise"] == promise]["axis"] == a).any()]
+        for axis in present:
             sel = frame[(frame["promise"] == promise) & (frame["axis"] == axis)]
             for fam, other in _coinciding_panel(sel):
                 found.setdefault((fam, other), []).append(axis)
         for (fam, other), axes in found.items():
-            where = promise if len(axes) == 3 else f"{promise}: {', '.join(axes)}"
+            where = promise if len(axes) == len(present) else f"{promise}: {', '.join(axes)}"
             out.append((where, fam, other))
     return out
 
@@ -892,7 +895,8 @@ def draw_wins(data: ExperimentData) -> matplotlib.figure.Figure:
                 ax.set_xlabel(_AXIS_LABELS[axis])
                 style.ratio_axis(ax)
             rows[r][0].set_ylabel("variance / best")
-        style.legend_below(fig, [style.mechanism_handle(f) for f in WINS_DRAWN], ncol=6)
+        handles = [style.mechanism_handle(f, filled=True) for f in WINS_DRAWN]  # markers as drawn: filled
+        style.legend_below(fig, handles, ncol=6)
     return fig
 
 
