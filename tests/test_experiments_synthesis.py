@@ -275,21 +275,20 @@ def test_headline_winner_runner_up_and_margin(contract: str) -> None:
 def test_best_is_never_below_the_certified_bound() -> None:
     """The bound of ldpkit.optimal is a lower bound for every mechanism keeping the promise: the best family's
     variance over it is at least 1 (to the dual certificate's rounding), and FLDP bounds nothing."""
-    rows = []
-    counts = syn.comparison_data(1.0)[syn.ZIPF][1]
-    for c in CONTRACTS:
-        v = _zipf_variances(c)
-        rows.append({"dataset": "Zipf", "contract": c, "family": "best", "total_variance": min(v.values())})
-    import pandas as pd
+    from ldpkit.optimal import best_possible
 
-    frame = pd.DataFrame(rows)
-    b = syn.bounds(frame.assign(dataset=syn.comparison_data(1.0)[syn.ZIPF][0])).set_index("contract")
+    counts = syn.comparison_data(1.0)[syn.ZIPF][1]
     assert counts.sum() == SC.n
-    finite = b.drop(index="FLDP")
-    assert (finite["to_bound"] >= 1 - 1e-9).all(), finite["to_bound"]
-    assert b.loc["FLDP", "bound"] == 0.0 and math.isnan(b.loc["FLDP", "to_bound"])
+    to_bound = {}
+    for c in CONTRACTS:
+        bound = best_possible(CONTRACTS[c], counts).value
+        if c == "FLDP":
+            assert bound == 0.0
+            continue
+        to_bound[c] = min(_zipf_variances(c).values()) / bound
+    assert all(r >= 1 - 1e-9 for r in to_bound.values()), to_bound
     # the LDP winner is near the bound (SS is optimal at uniform counts), LIP's the farthest from it
-    assert finite["to_bound"].idxmax() == "LIP" and finite.loc["LDP", "to_bound"] < 1.2
+    assert max(to_bound, key=to_bound.__getitem__) == "LIP" and to_bound["LDP"] < 1.2
 
 
 def test_papers_split_own_promise_from_restatements() -> None:

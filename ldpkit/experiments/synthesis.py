@@ -98,7 +98,6 @@ __all__ = [
     "papers_table",
     "practitioners_guide",
     "representatives",
-    "bounds",
     "coinciding",
     "regimes",
     "report_bits",
@@ -302,7 +301,7 @@ def comparison_families() -> tuple[str, ...]:
     --------
     >>> from ldpkit.experiments.synthesis import comparison_families
     >>> comparison_families()[:4]
-    ('GRR', 'RAPPOR', 'OUE', 'OLH')
+    ('GRR', 'RAPPOR', 'OUE', 'SHE')
     """
     return tuple(f.name for f in families(budget=True))
 
@@ -590,30 +589,6 @@ def winners(frame: pd.DataFrame) -> pd.DataFrame:
                      "runner_up_variance": math.nan if runner is None else float(runner["total_variance"]),
                      "margin": math.inf if runner is None else float(runner["total_variance"]) / float(v.min()),
                      "n_satisfiable": int(len(ok))})
-    return pd.DataFrame(rows)
-
-
-def bounds(frame: pd.DataFrame, scale: float = 1.0) -> pd.DataFrame:
-    """The best possible total variance under each promise (:func:`ldpkit.optimal.best_possible`) beside the best family's.
-
-    One row per (dataset label, promise) of a :func:`compute_comparison` frame run at ``scale``: ``bound`` (a
-    certified lower bound for every mechanism keeping the promise, at the dataset's counts; 0 for FLDP, whose
-    infimum is 0; NaN where none is known), ``best_variance`` and ``to_bound`` (the best family's variance over
-    the bound: 1 means no mechanism can do better; NaN for a zero or unknown bound).
-    """
-    import pandas as pd
-
-    from ..optimal import best_possible
-
-    promises = scenario_contracts(scenario())
-    data = comparison_data(scale)
-    by_label = {data[k][0]: data[k][1] for k in data}
-    rows = []
-    for (label, contract), grp in frame.groupby(["dataset", "contract"], sort=False):
-        bound = float(best_possible(promises[contract], by_label[label]).value)
-        best = float(grp["total_variance"].min())
-        rows.append({"dataset": label, "contract": contract, "bound": bound, "best_variance": best,
-                     "to_bound": best / bound if bound > 0 and math.isfinite(bound) else math.nan})
     return pd.DataFrame(rows)
 
 
