@@ -98,6 +98,9 @@ __all__ = [
     "papers_table",
     "practitioners_guide",
     "representatives",
+    "coinciding",
+    "regimes",
+    "report_bits",
     "scenario",
     "scenario_contracts",
     "wins_frame",
@@ -123,6 +126,10 @@ REAL = "retail"
 CONTRACT_ORDER = ("LDP", "MinID-LDP", "ID-LDP (average)", "IPLDP", "ULDP", "FLDP", "LIP")
 #: relative tolerance under which two exact variances are the same (one member reached two ways)
 TIE_RTOL = 1e-9
+#: a margin below ``1 + NEAR_TIE`` is reported as a tie in words: a 1% difference in variance is a
+#: 0.5% difference in standard error, below what a deployment would notice or a modest change of
+#: the counts would preserve
+NEAR_TIE = 0.01
 #: the guarantee table's notions, as column -> (header, what a value means)
 GUARANTEE_COLUMNS: Mapping[str, str] = MappingProxyType({
     "ldp_epsilon": "LDP epsilon",
@@ -268,7 +275,7 @@ def contract_descriptions(sc: Optional[SynthesisScenario] = None) -> dict[str, s
                 "reports may reveal a non-sensitive item",
         "FLDP": f"budget {es} on the outputs two items share, which must be at least a fraction "
                 f"{sc.alpha:g} of each item's outputs",
-        "LIP": f"the posterior of every item within a factor e^{es} of its prior, the prior being the "
+        "LIP": f"the posterior of every item within a factor $e^{{{es}}}$ of its prior, the prior being the "
                "item distribution",
     }
 
@@ -294,7 +301,7 @@ def comparison_families() -> tuple[str, ...]:
     --------
     >>> from ldpkit.experiments.synthesis import comparison_families
     >>> comparison_families()[:4]
-    ('GRR', 'RAPPOR', 'OUE', 'OLH')
+    ('GRR', 'RAPPOR', 'OUE', 'SHE')
     """
     return tuple(f.name for f in families(budget=True))
 
@@ -629,8 +636,12 @@ EPS_GRID = tuple(float(2.0 ** (k / 2)) for k in range(-4, 5))
 SHARE_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: the two promises of the figure
 WINS_PROMISES = ("MinID-LDP", "ULDP")
-#: the families the figure draws (six, one colour each); :func:`left_out` says why the others are not drawn
-WINS_DRAWN = ("GRR", "OUE", "OLH", "HR", "IPRR", "IDUE-opt0")
+#: the families the figure draws (six, one colour each, as the book's figures require): the winners of some point
+#: (ID-SS, uRR, uRAP), two common baselines (GRR, OLH) and the ID-LDP paper's mechanism (IDUE-opt0).  OUE shares
+#: uRR's colour and IPRR uRAP's; OUE's line is uRAP's under MinID-LDP and IPRR's member is uRR's under ULDP.
+#: :func:`left_out` says why the others are not drawn, :func:`coinciding` which drawn lines coincide (each is
+#: drawn once)
+WINS_DRAWN = ("GRR", "OLH", "IDUE-opt0", "ID-SS", "uRR", "uRAP")
 
 
 
@@ -716,8 +727,17 @@ def left_out(frame: pd.DataFrame) -> dict[str, str]:
         where = " where it is solved" if len(ratio) < len(own) else ""
         if ratio.min() > 1.0 + TIE_RTOL:
             out[fam] = f"never the best family: at least {ratio.min():.6g} times the best variance{where}"
+            continue
+        # best somewhere: left out only if a drawn family is best at every such point (the same variance)
+        won = own[own["best"]][["promise", "axis", "x"]]
+        drawn_best = frame[frame["best"] & frame["family"].isin(WINS_DRAWN)]
+        keys = set(map(tuple, drawn_best[["promise", "axis", "x"]].itertuples(index=False)))
+        if all(tuple(k) in keys for k in won.itertuples(index=False)):
+            mates = sorted(set(drawn_best.merge(won, on=["promise", "axis", "x"])["family"]))
+            out[fam] = (f"the best family at {len(won)} points, at each of them together with "
+                        f"{' or '.join(mates)} (the same variance)")
         else:  # pragma: no cover - the figure would then hide a winner
-            out[fam] = f"the best family at {int((ratio <= 1.0 + TIE_RTOL).sum())} points"
+            out[fam] = f"the best family at {len(won)} points"
     return out
 
 
@@ -741,6 +761,96 @@ _AXIS_LABELS = MappingProxyType({
 })
 
 
+def _coinciding_panel(sel: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(family, drawn as)`` for each drawn family whose line in one panel is an earlier drawn family's line."""
+    series = {fam: sel[sel["family"] == fam].set_index("x")["ratio"] for fam in WINS_DRAWN}
+    out: list[tuple[str, str]] = []
+    for i, fam in enumerate(WINS_DRAWN):
+        mine = series[fam]
+        if mine.empty or mine.isna().all():
+            continue
+        for other in WINS_DRAWN[:i]:
+            theirs = series[other]
+            if other in {f for f, _ in out}:  # drawn as another family already: compare with that one
+                continue
+            if len(theirs) == len(mine) and theirs.notna().equals(mine.notna()) and bool(
+                    ((mine - theirs).abs() <= TIE_RTOL * theirs.abs()).where(mine.notna(), True).all()):
+                out.append((fam, other))
+                break
+    return out
+
+
+def coinciding(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """``(promise, family, drawn as)``: drawn families whose line coincides with an earlier drawn one in every panel of a promise.
+
+    The figure draws such a line once (the earlier family's); a family that coincides in some panels only is
+    listed with those panels' axes in the promise field (``"ULDP: d, share"``).
+    """
+    out = []
+    for promise in WINS_PROMISES:
+        found: dict[tuple[str, str], list[str]] = {}
+        present = [a for a in ("d", "eps_s", "share") if (frame[frame["promise"] == promise]["axis"] == a).any()]
+        for axis in present:
+            sel = frame[(frame["promise"] == promise) & (frame["axis"] == axis)]
+            for fam, other in _coinciding_panel(sel):
+                found.setdefault((fam, other), []).append(axis)
+        for (fam, other), axes in found.items():
+            where = promise if len(axes) == len(present) else f"{promise}: {', '.join(axes)}"
+            out.append((where, fam, other))
+    return out
+
+
+def report_bits(mech: Any) -> int:
+    """Bits that name one report of ``mech``: ``ceil(log2)`` of the number of outputs of its channel.
+
+    The fewest bits any encoding of the reports can use (a subset of ``k`` of ``d`` items: ``log2 C(d, k)``,
+    a unary vector: ``d``); a hashed family's channel counts its seed pool, so its value is the seed index
+    and the bucket.
+
+    >>> from ldpkit import GRR, OUE
+    >>> report_bits(GRR(10, 1.0)), report_bits(OUE(10, 1.0))
+    (4, 10)
+    """
+    n = int(mech.channel().n_outputs)
+    return max(1, math.ceil(math.log2(n))) if n > 1 else 0
+
+
+def regimes(frame: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`wins_frame` read as a guide: per promise and axis, the runs of points with the same best family.
+
+    Columns: ``promise``, ``axis``, ``lo`` and ``hi`` (the run's first and last point), ``best`` (the families
+    best at every point of the run, joined by ``" = "``), ``margin_min`` and ``margin_max`` (the next family's
+    variance over the best's along the run), ``runner_up`` (the next family at the run's smallest margin) and
+    ``bits_min``/``bits_max`` (:func:`report_bits` of the first best family's member along the run).
+    """
+    import pandas as pd
+
+    scenarios = {(axis, x): sc for axis, x, sc in _wins_points(1.0)}
+    rows: list[dict[str, Any]] = []
+    for (promise, axis), grp in frame.groupby(["promise", "axis"], sort=False):
+        run: Optional[dict[str, Any]] = None
+        for x, pt in grp.groupby("x", sort=True):
+            ok = pt[pt["total_variance"].notna()]
+            best = " = ".join(ok[ok["best"]]["family"])  # in the frame's (registry) order: exact ties do not order
+            rest = ok[~ok["best"]].sort_values("total_variance", kind="stable")
+            margin = float(rest["ratio"].iloc[0]) if len(rest) else math.inf
+            runner = str(rest["family"].iloc[0]) if len(rest) else None
+            sc = scenarios.get((axis, float(x)))
+            first = ok[ok["best"]]["family"].iloc[0]
+            bits = report_bits(calibrated(first, scenario_contracts(sc)[promise]).mechanism) if sc else -1
+            if run is not None and run["best"] == best:
+                run.update(hi=float(x), margin_max=max(run["margin_max"], margin),
+                           bits_min=min(run["bits_min"], bits), bits_max=max(run["bits_max"], bits))
+                if margin < run["margin_min"]:
+                    run.update(margin_min=margin, runner_up=runner)
+            else:
+                run = {"promise": promise, "axis": axis, "lo": float(x), "hi": float(x), "best": best,
+                       "margin_min": margin, "margin_max": margin, "runner_up": runner, "bits_min": bits,
+                       "bits_max": bits}
+                rows.append(run)
+    return pd.DataFrame(rows)
+
+
 def draw_wins(data: ExperimentData) -> matplotlib.figure.Figure:
     """One row per promise, three panels (``d``, budget, share): each drawn family's variance over the best family's."""
     from matplotlib import ticker
@@ -753,9 +863,10 @@ def draw_wins(data: ExperimentData) -> matplotlib.figure.Figure:
             for c, axis in enumerate(("d", "eps_s", "share")):
                 ax = rows[r][c]
                 sel = frame[(frame["promise"] == promise) & (frame["axis"] == axis)]
+                hidden = {fam for fam, _ in _coinciding_panel(sel)}
                 for fam in WINS_DRAWN:
                     cur = sel[(sel["family"] == fam) & sel["ratio"].notna()]
-                    if not cur.empty:
+                    if not cur.empty and fam not in hidden:
                         ax.plot(cur["x"], cur["ratio"], lw=style.LW_EXACT, ms=style.MS_SMALL, label=fam,
                                 **style.mechanism_style(fam))
                 if axis != "share":
@@ -764,7 +875,8 @@ def draw_wins(data: ExperimentData) -> matplotlib.figure.Figure:
                 ax.set_xlabel(_AXIS_LABELS[axis])
                 style.ratio_axis(ax)
             rows[r][0].set_ylabel("variance / best")
-        style.legend_below(fig, [style.mechanism_handle(f) for f in WINS_DRAWN], ncol=6)
+        handles = [style.mechanism_handle(f, filled=True) for f in WINS_DRAWN]  # markers as drawn: filled
+        style.legend_below(fig, handles, ncol=6)
     return fig
 
 
@@ -785,6 +897,8 @@ class _Restated:
     promise: Callable[[SynthesisScenario], Contract]
     promise_text: Callable[[SynthesisScenario], str]
     counts: Callable[[SynthesisScenario], np.ndarray]
+    #: the matched promise is the paper's own (the notion its mechanism is stated under), not a restatement
+    own: bool = True
 
 
 def _ipldp_split_budgets(sc: SynthesisScenario) -> np.ndarray:
@@ -802,7 +916,7 @@ _IPLDP_SETTING = (r"IPRR at sensitive budgets from $\varepsilon_s$ to $\varepsil
 def _at_promises(row: _Restated, *others: tuple[Callable[[SynthesisScenario], Contract],
                                                   Callable[[SynthesisScenario], str]]) -> list[_Restated]:
     """The row at its own promise, then the same comparison at each further ``(promise, text)``."""
-    return [row, *(dataclasses.replace(row, promise=p, promise_text=t) for p, t in others)]
+    return [row, *(dataclasses.replace(row, promise=p, promise_text=t, own=False) for p, t in others)]
 
 
 def _restated_rows() -> list[_Restated]:
@@ -880,7 +994,9 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
     parameters and variances under the matched promise (``param_a``, ``param_b``, ``matched_a``,
     ``matched_b``), its verdict (``matched_winner``, ``matched_verdict``; a mechanism with no
     member loses by default, ``reason_a``/``reason_b`` say why), ``already_matched`` (the paper's
-    members are the calibrated ones, to a relative 1e-9) and ``changes`` (the winner differs).  Counts: the scenario's Zipf counts (two items for
+    members are the calibrated ones, to a relative 1e-9), ``changes`` (the winner differs) and
+    ``own_promise`` (the matched promise is the one the paper's mechanism is stated under; False
+    for a restatement under a promise the paper never made).  Counts: the scenario's Zipf counts (two items for
     the LIP row, prior ``LIP_PRIOR_1``).
     """
     import pandas as pd
@@ -921,6 +1037,7 @@ def papers_table(sc: Optional[SynthesisScenario] = None) -> pd.DataFrame:
                 "matched_winner": m_winner, "matched_verdict": m_text,
                 "reason_a": cal_a.reason, "reason_b": cal_b.reason,
                 "already_matched": bool(same), "changes": m_winner != (pv.winner or UNDECIDED),
+                "own_promise": spec.own,
                 "claim_holds_printed": pv.winner == spec.a, "claim_holds_matched": m_winner == spec.a,
             })
     return pd.DataFrame(rows)
