@@ -35,7 +35,7 @@ from ._rng import RNGLike, as_generator
 from ._validation import MAX_USERS, ArgumentTypeError, check_domain_size, check_positive_int, describe
 from .accountant import Guarantee
 from .base import ComparedByConfiguration, FrequencyOracle, ReportT, SupportOracle, pure_variance
-from .channels import ExplicitChannel, UnaryChannel
+from .channels import ExplicitChannel
 from .reports import Provenance, check_source, source_of, with_source
 from .sets import ItemSets, ItemSetsLike, all_itemsets, as_itemsets
 
@@ -344,17 +344,18 @@ class PaddingSampling(ComparedByConfiguration, Generic[ReportT]):
         Raises
         ------
         ValueError
-            When the inner channel is neither explicit nor a unary channel small enough to
-            enumerate (``UnaryChannel.to_explicit`` limits the bits), or too many sets.
+            When the inner channel is neither explicit nor small enough to enumerate (its
+            ``to_explicit`` limits the outputs), or too many sets.
         """
         if itemsets is None:
             itemsets = all_itemsets(self.d)
         sets = as_itemsets(itemsets, self.d)
         inner_ch = self.inner.channel()
-        if isinstance(inner_ch, UnaryChannel):
-            inner_ch = inner_ch.to_explicit()
-        if not isinstance(inner_ch, ExplicitChannel):
-            raise ValueError(f"inner channel {type(inner_ch).__name__} cannot be enumerated")
+        if not isinstance(inner_ch, ExplicitChannel):  # a unary or hashed channel, enumerated when small enough
+            try:
+                inner_ch = inner_ch.to_explicit()
+            except (ValueError, NotImplementedError) as err:
+                raise ValueError(f"inner channel {type(inner_ch).__name__} cannot be enumerated: {err}") from None
         weights = self.sampling_probabilities(sets)
         mat = weights @ inner_ch.matrix
         labels = inner_ch.output_labels

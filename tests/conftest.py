@@ -272,6 +272,33 @@ def end_process_tree(proc: subprocess.Popen[Any], seen: Iterable[Any] = ()) -> N
     _kill_all(found)
 
 
+def start_process(cmd: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
+    """Start a command that runs beside the test (tests of concurrent processes), in a session of its own.
+
+    Standard input is empty unless given.  The test ends it with :func:`finish_process` (which
+    waits up to the hang guard) or :func:`end_process_tree` (which kills it with what it started).
+    """
+    popen.setdefault("stdin", subprocess.DEVNULL)
+    return subprocess.Popen(list(cmd), start_new_session=True, **popen)
+
+
+def finish_process(proc: subprocess.Popen[Any], guard: float = HANG_GUARD) -> tuple[int, Any, Any]:
+    """Wait for a command of :func:`start_process` (its return code, stdout and stderr), then end what it left.
+
+    A command that outlives the hang guard is killed with everything it started and the test fails.
+    """
+    limit = hang_guard(guard)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        end_process_tree(proc)
+        proc.communicate()
+        pytest.fail(f"{' '.join(map(str, proc.args))} still ran after {limit:.0f} s (a hang guard): killed with "
+                    "every process it started")
+    end_process_tree(proc)
+    return proc.returncode, out, err
+
+
 def run_process(cmd: Sequence[str], *, guard: float = HANG_GUARD, check: bool = False,
                 capture_output: bool = False, input: str | bytes | None = None,
                 **popen: Any) -> subprocess.CompletedProcess[Any]:

@@ -23,10 +23,14 @@ from ldpkit import GRR, IPRR, URR, accountant
 from ldpkit._validation import ArgumentTypeError
 from ldpkit.domain import Domain
 from ldpkit.hadamard import PairReports
+from ldpkit.hadamard_mechanism import CoefficientReports
+from ldpkit.histogram import HistogramReports
 from ldpkit.lip import BinaryRR
 from ldpkit.family import families
 from ldpkit.olh import HashedReports
 from ldpkit.reports import ItemReports
+from ldpkit.sketch import HadamardSketchReports, SketchReports
+from ldpkit.subset import SubsetReports
 from ldpkit.testing import CONTRACT_ALPHA, assert_matches_distribution, chi_square_noncentrality
 from ldpkit.unary import UnaryReports
 
@@ -195,7 +199,24 @@ def _expected_value(reports: Any) -> Any:
         return (int(reports.seeds[0]), int(reports.values[0]))
     if isinstance(reports, PairReports):
         return (int(reports.plus[0]), int(reports.minus[0]))
+    if isinstance(reports, HistogramReports):
+        return np.array(reports.values[0])
+    if isinstance(reports, SketchReports):
+        return (int(reports.rows[0]), np.unpackbits(reports.bits[0], count=int(reports.m)).astype(np.int64))
+    if isinstance(reports, HadamardSketchReports):
+        return (int(reports.rows[0]), int(reports.coords[0]), 1 if int(reports.plus[0]) else -1)
+    if isinstance(reports, SubsetReports):
+        return tuple(int(v) for v in np.flatnonzero(np.unpackbits(reports.bits[0], count=reports.d)))
+    if isinstance(reports, CoefficientReports):
+        return (int(reports.coefficient[0]), int(reports.sign[0]))
     raise AssertionError(f"unexpected report type {type(reports).__name__}")
+
+
+def _same_part(got: Any, want: Any) -> bool:
+    """One field of a report: a plain int equal to the stored one, or an array equal to it."""
+    if isinstance(want, np.ndarray):
+        return isinstance(got, np.ndarray) and np.array_equal(got, want)
+    return type(got) is int and got == want
 
 
 @pytest.mark.parametrize("mech", [m for _, m in ITEM_FAMILIES], ids=[n for n, _ in ITEM_FAMILIES])
@@ -215,9 +236,11 @@ def test_perturb_item_is_perturb_of_one_user(mech: Any) -> None:
                 assert np.array_equal(got, want)
             elif isinstance(ref, ItemReports):
                 assert type(got) is int and got == want
-            else:
-                assert isinstance(got, tuple) and len(got) == 2
-                assert all(type(v) is int for v in got) and got == want
+            elif isinstance(ref, HistogramReports):
+                assert isinstance(got, np.ndarray) and got.shape == (mech.d,) and np.array_equal(got, want)
+            else:  # a tuple of plain ints (and, for a sketch, its bit vector)
+                assert isinstance(got, tuple) and len(got) == len(want)
+                assert all(_same_part(g, w) for g, w in zip(got, want))
     # a numpy integer item is accepted
     np.testing.assert_equal(mech.perturb_item(np.int64(0), rng=5), mech.perturb_item(0, rng=5))
 

@@ -130,11 +130,11 @@ def test_budget_map_follows_the_closure_rule(bmap: nm.NotionMap, scenario: nm.Sc
             if a != b:
                 assert bmap.relation(a, b).holds == (i < j) == nm.ca_implies(mats[a], mats[b])
     # MinID-LDP(E) is LDP at 2 min E (lem-minid-ldp): a channel of the pool attains it (the CA-extremal one);
-    # the witness the map names is a kit mechanism (IDUE-opt1 at E, MinID-LDP(E)'s own member), which
-    # violates LDP(min E) by less
+    # the witness the map names is a kit mechanism keeping MinID-LDP(E) at the matched budget (ID-SS at E
+    # since the field's oracles joined the pool; IDUE-opt1 at E before), which violates LDP(min E) by less
     E = np.array(scenario.budgets)
     rel = bmap.relation("MinID-LDP(E)", "LDP(min E)")
-    assert nm.verify_witness(rel) and rel.witness_name == "IDUE-opt1 at 1 E"
+    assert nm.verify_witness(rel) and rel.witness_name == "ID-SS at 1 E"
     minid, ldp_min = bmap.member("MinID-LDP(E)"), bmap.member("LDP(min E)")
     pool = nm.candidate_pool(scenario, bmap.members, matrices=mats)
     largest = max(ldp_min.value(c.channel) for c in pool if minid.holds(c.channel))

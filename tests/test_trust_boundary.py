@@ -26,7 +26,6 @@ import base64
 import json
 import os
 import re
-import signal
 import struct
 import subprocess
 import sys
@@ -48,6 +47,8 @@ from ldpkit.audit import audit_ldp, cp_lower, cp_upper, from_channel, from_funct
 from ldpkit.cli import main
 from ldpkit.domain import Domain
 from ldpkit.reportio import FORMAT_VERSION, ReportFileError, ReportWriter, load_reports, open_reports, save_reports
+
+from conftest import end_process_tree, finish_process, run_process, start_process
 
 #: what a process may be given to start and finish a small command; only a guard against a hang, never a criterion
 HANG_GUARD = 300
@@ -445,8 +446,8 @@ def test_a_fresh_process_opens_an_idue_file_without_any_solver_library(idue_file
     code = ("import sys; from ldpkit.reportio import open_reports; f = open_reports(sys.argv[1]); f.read(); "
             "print([m for m in ('cvxpy', 'scipy.optimize', 'threadpoolctl') if m in sys.modules])")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    out = subprocess.run([sys.executable, "-c", code, str(idue_file)], capture_output=True, text=True, check=True,
-                         env=env, timeout=HANG_GUARD).stdout
+    out = run_process([sys.executable, "-c", code, str(idue_file)], capture_output=True, text=True, check=True,
+                      env=env).stdout
     assert out.strip() == "[]"
 
 
@@ -629,8 +630,7 @@ for _ in range(rounds):
 def _spawn(args: list[str]) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
     env["LDPKIT_OFFLINE"] = "1"
-    return subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
+    return start_process([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 @pytest.fixture()
@@ -639,14 +639,12 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
     yield started
     for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        end_process_tree(proc)
+        proc.wait()
 
 
 def _finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=HANG_GUARD)
-    return proc.returncode, out, err
+    return finish_process(proc, guard=HANG_GUARD)
 
 
 def test_two_processes_saving_one_state_lose_nothing(tmp_path: Path, processes: list[subprocess.Popen[str]]) -> None:
@@ -690,7 +688,7 @@ def _readline(proc: subprocess.Popen[str]) -> str:
     reader.start()
     reader.join(HANG_GUARD)
     if not box:
-        os.killpg(proc.pid, signal.SIGKILL)
+        end_process_tree(proc)
         pytest.fail("the process hung before saying it waits")
     return box[0]
 
