@@ -104,17 +104,51 @@ def solve_opt1(
     both = mask | mask.T
     C = np.minimum(np.where(mask, R, np.inf), np.where(mask.T, R.T, np.inf))
     I, J = np.nonzero(np.triu(both))
-    tau0, status = _opt1_conic(m, C[I, J], I, J)
-    tau, info = _opt1_polish(tau0, m, C[I, J], I, J)
+    closed = _opt1_own_bounds(m, C, both, I, J)
+    if closed is not None:
+        tau, info = closed
+        diag = {"solver": "closed form (every level at its own bound)", "status": "optimal", **info,
+                "certificate": "each tau_i at its largest feasible value, the objective decreasing in each"}
+    else:
+        tau0, status = _opt1_conic(m, C[I, J], I, J)
+        tau, info = _opt1_polish(tau0, m, C[I, J], I, J)
+        diag = {
+            "solver": "cvxpy/CLARABEL (geometric-program form in s = log(e^tau - 1)) + SLSQP polish",
+            "status": status,
+            **info,
+            "certificate": "convex problem; KKT verified in tau-coordinates by NNLS",
+        }
     a = np.exp(tau) / (np.exp(tau) + 1)
     b = 1 / (np.exp(tau) + 1)
-    diag = {
-        "solver": "cvxpy/CLARABEL (geometric-program form in s = log(e^tau - 1)) + SLSQP polish",
-        "status": status,
-        **info,
-        "certificate": "convex problem; KKT verified in tau-coordinates by NNLS",
-    }
     return make_solution("opt1", e, m, a, b, _f1(tau, m), r, R, mask, same_level_pairs, diag)
+
+
+def _opt1_own_bounds(
+    m: np.ndarray, C: np.ndarray, both: np.ndarray, I: np.ndarray, J: np.ndarray
+) -> tuple[np.ndarray, dict[str, Any]] | None:
+    """opt1's optimum when every level sits at its own bound: ``tau_i = C_ii / 2`` (less the solvers' margin).
+
+    Every level with its same-level pair has ``2 tau_i <= C_ii``; the objective decreases in every
+    ``tau_i``; so when the point ``tau_i = C_ii / 2`` meets every pair (the ``"average"`` and
+    ``"max"`` rules: ``(eps_i + eps_j) / 2 <= r_ij``), no feasible point does better and it is the
+    optimum (ID-LDP chapter, :prf:ref:`prop-idue-convexity`).  The KKT conditions hold with the
+    multiplier ``-f_i'(tau_i) / 2 >= 0`` on each same-level pair and 0 elsewhere; their residual
+    is computed (``diagnostics['kkt_residual']``).  ``None`` when a level lacks its same-level pair
+    or the point breaks a pair (the ``"min"`` rule with distinct budgets).
+    """
+    if not np.all(np.diag(both)):
+        return None
+    tau = np.diag(C) / 2.0 - MARGIN  # every constraint kept by a margin, as a repaired solver point is
+    if not (np.all(tau > 0) and np.all(tau[I] + tau[J] <= C[I, J] - MARGIN)):
+        return None
+    E = np.exp(tau)
+    grad = -m * E * (E + 1) / np.expm1(tau) ** 3  # of e^tau / (e^tau - 1)^2, negative
+    lam = -grad / 2.0  # on the (i, i) rows, whose coefficient of tau_i is 2
+    scale = float(np.max(np.abs(grad)))
+    residual = float(np.max(np.abs(grad + 2.0 * lam))) / scale
+    slack = C[I, J] - (tau[I] + tau[J])
+    return tau, {"point": "own bounds", "kkt_residual": residual, "min_slack": float(slack.min()),
+                 "multipliers_min": float(lam.min())}
 
 
 def _opt1_conic(m: np.ndarray, cap: np.ndarray, I: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, str]:
