@@ -50,7 +50,7 @@ from ._validation import (
     check_probability,
     describe,
 )
-from .accountant import REL_TOL, FLDPParameters, ULDPResult, Witness, apply_pair_rule, register_closed_form
+from .accountant import FLDPParameters, Witness, constant_pair_blocks, register_closed_form, uldp_every_output_protected
 from .base import SupportOracle
 from .channels import Channel, ExplicitChannel
 from .family import BudgetSweep, Family, register_family
@@ -168,10 +168,6 @@ class HMChannel(Channel):
         return lo, hi
 
 
-def _within(value: float, allowed: float) -> bool:
-    return bool(value <= allowed + REL_TOL * max(1.0, abs(allowed)))
-
-
 @register_closed_form("ldp", HMChannel)
 def _ldp_hm(ch: HMChannel) -> Witness:
     """``|log p/q|``: two distinct columns differ at half of the coefficients (Field chapter, :prf:ref:`thm-field-hm-support`)."""
@@ -187,16 +183,7 @@ def _pairwise_hm(ch: HMChannel) -> np.ndarray:
 
 @register_closed_form("id-ldp", HMChannel)
 def _idldp_hm(ch: HMChannel, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    d, value = ch.d, ch.log_ratio
-    step = max(1, (1 << 21) // d)
-    for start in range(0, d, step):
-        rows = np.arange(start, min(d, start + step))
-        L = np.full((rows.size, d), value)
-        L[np.arange(rows.size), rows] = -np.inf
-        A = apply_pair_rule(rule, e[rows][:, None], e[None, :])
-        X = np.broadcast_to(rows[:, None], L.shape)
-        XP = np.broadcast_to(np.arange(d)[None, :], L.shape)
-        yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
+    return constant_pair_blocks(ch.d, ch.log_ratio, e, rule)
 
 
 @register_closed_form("uldp", HMChannel)
@@ -204,10 +191,7 @@ def _uldp_hm(ch: HMChannel, sens_mask: np.ndarray, eps: float, protected: Any) -
     """With ``p, q > 0`` every output is produced by every input: all protected, ULDP is LDP."""
     if protected is not None or min(ch.p, ch.q) == 0.0:
         return NotImplemented
-    value = ch.log_ratio
-    return ULDPResult(satisfied=_within(value, eps), slack=eps - value, worst_inputs=(0, 1), worst_output=None,
-                      epsilon=eps, uldp_epsilon=value, protected=None, invertibility_violations=(),
-                      n_invertibility_violations=0)
+    return uldp_every_output_protected(ch.log_ratio, (0, 1), eps)
 
 
 def _ratios(ch: HMChannel, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -71,14 +71,13 @@ from ._validation import (
     describe,
 )
 from .accountant import (
-    REL_TOL,
     AccountingError,
     FLDPParameters,
-    ULDPResult,
     Witness,
-    apply_pair_rule,
     closed_forms,
+    constant_pair_blocks,
     register_closed_form,
+    uldp_every_output_protected,
 )
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel, UnaryChannel
@@ -212,23 +211,6 @@ class LaplaceHistogramChannel(Channel):
         return ExplicitChannel(probs)
 
 
-def _within(value: float, allowed: float) -> bool:
-    return bool(value <= allowed + REL_TOL * max(1.0, abs(allowed)))
-
-
-def _constant_blocks(d: int, value: float, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    """ID-LDP blocks of a channel whose every ordered pair has the log-ratio ``value``."""
-    step = max(1, (1 << 21) // d)
-    for start in range(0, d, step):
-        rows = np.arange(start, min(d, start + step))
-        L = np.full((rows.size, d), value)
-        L[np.arange(rows.size), rows] = -np.inf
-        A = apply_pair_rule(rule, e[rows][:, None], e[None, :])
-        X = np.broadcast_to(rows[:, None], L.shape)
-        XP = np.broadcast_to(np.arange(d)[None, :], L.shape)
-        yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
-
-
 @register_closed_form("ldp", LaplaceHistogramChannel)
 def _ldp_she(ch: LaplaceHistogramChannel) -> Witness:
     """``eps``: the Laplace mechanism's bound, attained on the cell where ``g_x >= 1/delta`` and ``g_x' <= 0``."""
@@ -244,7 +226,7 @@ def _pairwise_she(ch: LaplaceHistogramChannel) -> np.ndarray:
 
 @register_closed_form("id-ldp", LaplaceHistogramChannel)
 def _idldp_she(ch: LaplaceHistogramChannel, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    return _constant_blocks(ch.d, ch.epsilon, e, rule)
+    return constant_pair_blocks(ch.d, ch.epsilon, e, rule)
 
 
 @register_closed_form("uldp", LaplaceHistogramChannel)
@@ -252,10 +234,7 @@ def _uldp_she(ch: LaplaceHistogramChannel, sens_mask: np.ndarray, eps: float, pr
     """Every output has positive probability under every input: all are protected, ULDP is LDP."""
     if protected is not None:
         return NotImplemented
-    value = ch.epsilon
-    return ULDPResult(satisfied=_within(value, eps), slack=eps - value, worst_inputs=(0, 1), worst_output=None,
-                      epsilon=eps, uldp_epsilon=value, protected=None, invertibility_violations=(),
-                      n_invertibility_violations=0)
+    return uldp_every_output_protected(ch.epsilon, (0, 1), eps)
 
 
 def _rappor_like(epsilon: float, d: int) -> UnaryChannel:

@@ -115,9 +115,6 @@ _RULES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"min": np.m
 #: states of the mutual-information recursion above which the accountant enumerates instead
 _MIP_STATES = 1 << 20
 
-#: pairs of classes per block of the ID-LDP reduction
-_BLOCK_ELEMENTS = 1 << 21
-
 
 # ---------------------------------------------------------------------------- sizes and variances
 def _log_comb(n: int, r: int) -> float:
@@ -333,28 +330,8 @@ def _idldp_subset(ch: SubsetChannel, e: np.ndarray, rule: Any) -> Iterator[tuple
     One pair per pair of classes, plus one within-class pair for each class of two or more
     items (``L = -inf`` marks an entry that stands for no pair), as for unary encodings.
     """
-    d = ch.n_inputs
     u, v = _separable_loss(ch)
-    keys = np.column_stack([u, v, e])
-    uniq, first, inverse, counts = np.unique(keys, axis=0, return_index=True, return_inverse=True,
-                                             return_counts=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    order = np.argsort(inverse, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    second = np.where(counts >= 2, order[np.minimum(starts + 1, d - 1)], -1)
-    U, V, E = uniq[:, 0], uniq[:, 1], uniq[:, 2]
-    K = uniq.shape[0]
-    step = max(1, _BLOCK_ELEMENTS // K)
-    for start in range(0, K, step):
-        rows = np.arange(start, min(K, start + step))
-        L = U[rows][:, None] + V[None, :]
-        A = accountant.apply_pair_rule(rule, E[rows][:, None], E[None, :])
-        X = np.broadcast_to(first[rows][:, None], L.shape).copy()
-        XP = np.broadcast_to(first[None, :], L.shape).copy()
-        diag = (np.arange(rows.size), rows)
-        XP[diag] = second[rows]
-        L[diag] = np.where(counts[rows] >= 2, L[diag], -np.inf)
-        yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
+    return accountant.separable_pair_blocks(u, v, e, rule)
 
 
 @accountant.register_closed_form("uldp", SubsetChannel)
@@ -366,10 +343,7 @@ def _uldp_subset(ch: SubsetChannel, sens_mask: np.ndarray, eps: float, protected
     if protected is not None:
         return NotImplemented
     value, pair, _ = _ldp_subset(ch)
-    return accountant.ULDPResult(
-        satisfied=bool(value <= eps + accountant.REL_TOL * max(1.0, abs(eps))), slack=eps - value,
-        worst_inputs=tuple(pair), worst_output=None, epsilon=eps, uldp_epsilon=value, protected=None,
-        invertibility_violations=(), n_invertibility_violations=0)
+    return accountant.uldp_every_output_protected(value, tuple(pair), eps)
 
 
 @accountant.register_closed_form("fldp", SubsetChannel)

@@ -31,7 +31,7 @@ from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel, cl
 from .ipldp import sensitive_indices
 from .ldp import ldp_epsilon
 
-__all__ = ["ULDP", "ULDPResult", "check_uldp", "uldp_epsilon"]
+__all__ = ["ULDP", "ULDPResult", "check_uldp", "uldp_epsilon", "uldp_every_output_protected"]
 
 _ULDP: ClosedForms["ULDPResult"] = closed_forms("uldp", "ULDP")
 
@@ -146,11 +146,27 @@ def _uldp_unary(ch: UnaryChannel, sens_mask: np.ndarray, eps: float, protected: 
     a, b = ch.a, ch.b
     if protected is not None or not np.all((a > 0) & (a < 1) & (b > 0) & (b < 1)):
         return NotImplemented
-    value = ldp_epsilon(ch)
+    return uldp_every_output_protected(ldp_epsilon(ch), (), eps)
+
+
+def uldp_every_output_protected(value: float, worst_inputs: tuple[int, ...], eps: float) -> ULDPResult:
+    """The ULDP result of a channel none of whose outputs is invertible: every output is protected.
+
+    For the closed forms of channels whose every output has positive probability under every
+    input (``protected=None``): ULDP is then LDP on all outputs, so the result is the channel's
+    LDP value ``value``, attained at ``worst_inputs``, against the budget ``eps``.
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import uldp_every_output_protected
+    >>> res = uldp_every_output_protected(1.0, (0, 1), 1.5)
+    >>> res.satisfied, res.slack, res.protected
+    (True, 0.5, None)
+    """
     return ULDPResult(
         satisfied=bool(within(value, eps)),
         slack=eps - value,
-        worst_inputs=(),
+        worst_inputs=worst_inputs,
         worst_output=None,
         epsilon=eps,
         uldp_epsilon=value,
