@@ -50,7 +50,7 @@ from ._validation import (
     check_probability,
     describe,
 )
-from .accountant import FLDPParameters, Witness, constant_pair_blocks, register_closed_form, uldp_every_output_protected
+from .accountant import FLDPParameters, Witness, register_closed_form, register_constant_pair_forms
 from .base import SupportOracle
 from .channels import Channel, ExplicitChannel
 from .family import BudgetSweep, Family, register_family
@@ -168,30 +168,10 @@ class HMChannel(Channel):
         return lo, hi
 
 
-@register_closed_form("ldp", HMChannel)
-def _ldp_hm(ch: HMChannel) -> Witness:
-    """``|log p/q|``: two distinct columns differ at half of the coefficients (Field chapter, :prf:ref:`thm-field-hm-support`)."""
-    return Witness(ch.log_ratio, (0, 1), None) if ch.d >= 2 else Witness(0.0, (), None)
-
-
-@register_closed_form("pairwise", HMChannel)
-def _pairwise_hm(ch: HMChannel) -> np.ndarray:
-    out = np.full((ch.d, ch.d), ch.log_ratio)
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-@register_closed_form("id-ldp", HMChannel)
-def _idldp_hm(ch: HMChannel, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    return constant_pair_blocks(ch.d, ch.log_ratio, e, rule)
-
-
-@register_closed_form("uldp", HMChannel)
-def _uldp_hm(ch: HMChannel, sens_mask: np.ndarray, eps: float, protected: Any) -> Any:
-    """With ``p, q > 0`` every output is produced by every input: all protected, ULDP is LDP."""
-    if protected is not None or min(ch.p, ch.q) == 0.0:
-        return NotImplemented
-    return uldp_every_output_protected(ch.log_ratio, (0, 1), eps)
+# every pair of distinct columns differs at half of the coefficients, so every ordered pair has the
+# ratio |log p/q| (Field chapter, :prf:ref:`thm-field-hm-support`); with p, q > 0 every output is
+# produced by every input, so all are protected and ULDP is LDP
+register_constant_pair_forms(HMChannel, lambda ch: ch.log_ratio, uldp_applies=lambda ch: min(ch.p, ch.q) > 0.0)
 
 
 def _ratios(ch: HMChannel, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

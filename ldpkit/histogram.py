@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, cast
 
@@ -75,9 +74,8 @@ from .accountant import (
     FLDPParameters,
     Witness,
     closed_forms,
-    constant_pair_blocks,
     register_closed_form,
-    uldp_every_output_protected,
+    register_constant_pair_forms,
 )
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel, UnaryChannel
@@ -211,30 +209,10 @@ class LaplaceHistogramChannel(Channel):
         return ExplicitChannel(probs)
 
 
-@register_closed_form("ldp", LaplaceHistogramChannel)
-def _ldp_she(ch: LaplaceHistogramChannel) -> Witness:
-    """``eps``: the Laplace mechanism's bound, attained on the cell where ``g_x >= 1/delta`` and ``g_x' <= 0``."""
-    return Witness(ch.epsilon, (0, 1), None) if ch.d >= 2 else Witness(0.0, (), None)
-
-
-@register_closed_form("pairwise", LaplaceHistogramChannel)
-def _pairwise_she(ch: LaplaceHistogramChannel) -> np.ndarray:
-    out = np.full((ch.d, ch.d), ch.epsilon)
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-@register_closed_form("id-ldp", LaplaceHistogramChannel)
-def _idldp_she(ch: LaplaceHistogramChannel, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    return constant_pair_blocks(ch.d, ch.epsilon, e, rule)
-
-
-@register_closed_form("uldp", LaplaceHistogramChannel)
-def _uldp_she(ch: LaplaceHistogramChannel, sens_mask: np.ndarray, eps: float, protected: Any) -> Any:
-    """Every output has positive probability under every input: all are protected, ULDP is LDP."""
-    if protected is not None:
-        return NotImplemented
-    return uldp_every_output_protected(ch.epsilon, (0, 1), eps)
+# ``eps``, the Laplace mechanism's bound, for every ordered pair, attained on the cell where
+# ``g_x >= 1/delta`` and ``g_x' <= 0``; every output has positive probability under every input,
+# so all are protected and ULDP is LDP
+register_constant_pair_forms(LaplaceHistogramChannel, lambda ch: ch.epsilon)
 
 
 def _rappor_like(epsilon: float, d: int) -> UnaryChannel:
