@@ -119,13 +119,13 @@ from ._validation import (
     check_items,
     check_positive_int,
     check_real_counts,
-    describe,
 )
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle
 from .channels import HadamardChannel
 from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
-from .reports import ItemReports, Provenance, ReportCodec, check_source
+from .reports import ItemReports, Provenance, ReportCodec, check_report_field, check_report_source
+from .reports import check_source
 
 __all__ = [
     "FHR",
@@ -437,13 +437,8 @@ class PairReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        k = self.K
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-            raise ArgumentTypeError(f"PairReports K must be a power of two >= 2, got {describe(k)}")
-        if int(k) < 2 or int(k) & (int(k) - 1):
-            raise ValueError(f"PairReports K must be a power of two >= 2, got {describe(k)}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"PairReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_field(self.K, "PairReports K", power_of_two=True)
+        check_report_source(self.source, "PairReports")
 
     def __len__(self) -> int:
         return int(np.asarray(self.plus).shape[0])

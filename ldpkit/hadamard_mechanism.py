@@ -48,14 +48,13 @@ from ._validation import (
     check_items,
     check_positive_int,
     check_probability,
-    describe,
 )
 from .accountant import FLDPParameters, Witness, register_closed_form, register_constant_pair_forms
 from .base import SupportOracle
 from .channels import Channel, ExplicitChannel
 from .family import BudgetSweep, Family, register_family
 from .hadamard import fwht
-from .reports import Provenance, ReportCodec, check_source
+from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
 __all__ = ["CoefficientReports", "HM", "HMChannel", "MAX_HM_D", "hm_order"]
 
@@ -238,11 +237,8 @@ class CoefficientReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        k = self.K
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 2 or int(k) & (int(k) - 1):
-            raise ValueError(f"CoefficientReports K must be a power of two >= 2, got {describe(k)}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"CoefficientReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_field(self.K, "CoefficientReports K", power_of_two=True)
+        check_report_source(self.source, "CoefficientReports")
 
     def __len__(self) -> int:
         return int(np.asarray(self.coefficient).shape[0])

@@ -80,7 +80,7 @@ from .accountant import (
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel, UnaryChannel
 from .family import BudgetSweep, Family, register_family
-from .reports import Provenance, ReportCodec, check_source
+from .reports import Provenance, ReportCodec, check_report_source, check_source
 from .unary import UNARY_CODEC, UnaryEncoding
 
 __all__ = [
@@ -275,8 +275,7 @@ class HistogramReports:
             raise ArgumentTypeError(f"HistogramReports values must be a 2-d int64 array, got {describe(vals)}")
         if vals.ndim != 2 or vals.shape[1] != self.d:
             raise ValueError(f"HistogramReports values must have shape (n, {self.d}), got {vals.shape}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"HistogramReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_source(self.source, "HistogramReports")
 
     def __len__(self) -> int:
         return int(self.values.shape[0])

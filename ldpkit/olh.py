@@ -80,7 +80,7 @@ from .base import SupportOracle
 from .channels import ExplicitChannel
 from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
-from .reports import Provenance, ReportCodec, check_source
+from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
 __all__ = ["HashedReports", "OLH", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
 
@@ -141,13 +141,8 @@ class HashedReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        g = self.g
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-            raise ArgumentTypeError(f"HashedReports g must be an integer >= 2, got {describe(g)}")
-        if int(g) < 2:
-            raise ValueError(f"HashedReports g must be an integer >= 2, got {describe(g)}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"HashedReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_field(self.g, "HashedReports g")
+        check_report_source(self.source, "HashedReports")
 
     def __len__(self) -> int:
         return int(self.seeds.shape[0])

@@ -36,6 +36,8 @@ __all__ = [
     "Provenance",
     "ReportCodec",
     "array_digest",
+    "check_report_field",
+    "check_report_source",
     "check_source",
     "codec_for",
     "register_report_codec",
@@ -151,6 +153,48 @@ def source_of(reports: Any) -> Provenance | None:
     """The provenance a report container carries (``None`` for hand-built reports)."""
     src = getattr(reports, "source", None)
     return src if isinstance(src, Provenance) else None
+
+
+def check_report_source(source: Any, owner: str) -> None:
+    """Refuse a ``source`` field of a report container that is neither a :class:`Provenance` nor ``None``.
+
+    Examples
+    --------
+    >>> from ldpkit.reports import check_report_source
+    >>> check_report_source(None, "PairReports")
+    >>> check_report_source("OUE", "PairReports")
+    Traceback (most recent call last):
+    ...
+    ldpkit._validation.ArgumentTypeError: PairReports source must be a Provenance or None, got 'OUE'
+    """
+    if source is not None and not isinstance(source, Provenance):
+        raise ArgumentTypeError(f"{owner} source must be a Provenance or None, got {describe(source)}")
+
+
+def check_report_field(value: Any, name: str, *, power_of_two: bool = False) -> int:
+    """An integer field ``>= 2`` of a report container (a hash range, a Hadamard order), as ``int``.
+
+    ``name`` names the container and the field (``"HashedReports g"``).  A value that is not an
+    integer raises :class:`~ldpkit.ArgumentTypeError`, one below 2 (or, with ``power_of_two``, not a
+    power of two) :class:`ValueError`.
+
+    Examples
+    --------
+    >>> from ldpkit.reports import check_report_field
+    >>> check_report_field(8, "PairReports K", power_of_two=True)
+    8
+    >>> check_report_field(6, "PairReports K", power_of_two=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: PairReports K must be a power of two >= 2, got 6
+    """
+    what = "a power of two" if power_of_two else "an integer"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(f"{name} must be {what} >= 2, got {describe(value)}")
+    k = int(value)
+    if k < 2 or (power_of_two and k & (k - 1)):
+        raise ValueError(f"{name} must be {what} >= 2, got {describe(value)}")
+    return k
 
 
 def check_source(reports: Any, expected: Provenance) -> None:

@@ -77,7 +77,7 @@ from .accountant import Guarantee, Witness
 from .base import FrequencyOracle, SupportOracle, check_support
 from .channels import Channel, ExplicitChannel
 from .family import BudgetSweep, Family, register_family
-from .reports import Provenance, ReportCodec, array_digest, check_source
+from .reports import Provenance, ReportCodec, array_digest, check_report_source, check_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contracts import Contract
@@ -481,8 +481,7 @@ class SubsetReports:
         wrong = np.flatnonzero(sizes != k)
         if wrong.size:
             raise ValueError(f"SubsetReports: user {int(wrong[0])} reports {int(sizes[wrong[0]])} items, not k={k}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"SubsetReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_source(self.source, "SubsetReports")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])

@@ -27,7 +27,7 @@ from ._validation import (
 from .base import SupportOracle
 from .channels import UnaryChannel
 from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
-from .reports import Provenance, ReportCodec, array_digest, check_source
+from .reports import Provenance, ReportCodec, array_digest, check_report_source, check_source
 
 __all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE", "SUE"]
 
@@ -73,8 +73,7 @@ class UnaryReports:
         if pad and bits.shape[0] and np.any(bits[:, -1] & np.uint8((1 << pad) - 1)):
             user = int(np.flatnonzero(bits[:, -1] & np.uint8((1 << pad) - 1))[0])
             raise ValueError(f"UnaryReports: user {user} has bits set beyond item d-1={int(self.d) - 1}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"UnaryReports source must be a Provenance or None, got {self.source!r}")
+        check_report_source(self.source, "UnaryReports")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
