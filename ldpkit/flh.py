@@ -27,11 +27,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_items, check_positive_int, describe
+from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items, check_positive_int
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, pool_chunk, support_masks
-from .olh import HASH_FAMILY, HASHED_CODEC, MAX_G, OLH, HashedReports, hash_items
-from .reports import check_source
+from .olh import HASH_FAMILY, HASHED_CODEC, MAX_G, OLH, HashedReports, check_hashed_reports, hash_items
 
 __all__ = ["DEFAULT_POOL", "FLH"]
 
@@ -133,23 +132,8 @@ class FLH(PooledHashOracle[HashedReports]):
         return HashedReports(j.astype(np.uint64), np.where(keep, h, other), self.g, self.provenance)
 
     def _check_reports(self, reports: Any) -> HashedReports:
-        if not isinstance(reports, HashedReports):
-            raise ArgumentTypeError(f"reports must be HashedReports, got {type(reports).__name__}")
-        if reports.g != self.g:
-            raise ValueError(f"reports were made with g={reports.g}, this oracle uses g={self.g}")
-        check_source(reports, self.provenance)
-        seeds, values = np.asarray(reports.seeds), np.asarray(reports.values)
-        if seeds.dtype != np.uint64 or seeds.ndim != 1:
-            raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
-        if values.shape != seeds.shape:
-            raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
-        if seeds.size == 0:
-            raise ValueError("reports is empty: at least one user is needed")
-        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
-            raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
-        if values.min() < 0 or values.max() >= self.g:
-            bad = values[(values < 0) | (values >= self.g)]
-            raise ValueError(f"reports.values must be integers in [0, {self.g}), got {describe(bad[0])}")
+        reports = check_hashed_reports(reports, self.g, self.provenance)
+        seeds = np.asarray(reports.seeds)
         if int(seeds.max()) >= self.k:
             raise ValueError(f"reports.seeds must be indices of the pool, in [0, {self.k}), got {int(seeds.max())}")
         return reports

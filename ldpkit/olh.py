@@ -82,7 +82,7 @@ from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
 from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
-__all__ = ["HashedReports", "OLH", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
+__all__ = ["HashedReports", "OLH", "check_hashed_reports", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
 
 #: largest hash range; keeps the deviation of the hash from uniform below ``2**-12`` relative
 MAX_G = 1 << 20
@@ -150,6 +150,41 @@ class HashedReports:
     def row(self, i: int) -> tuple[int, int]:
         """User ``i``'s report ``(seed, bucket)``."""
         return int(self.seeds[i]), int(self.values[i])
+
+
+def check_hashed_reports(reports: Any, g: int, provenance: Provenance) -> HashedReports:
+    """Check ``reports`` are :class:`HashedReports` over ``g`` buckets made by the mechanism ``provenance`` names.
+
+    The checks every hashed oracle's aggregation runs before any work (OLH, FLH): the type, the
+    hash range, the provenance, then the seeds (a 1-d ``uint64`` array) and the buckets (integers
+    in ``[0, g)``, one per seed).
+
+    Examples
+    --------
+    >>> from ldpkit import OLH
+    >>> from ldpkit.olh import check_hashed_reports
+    >>> olh = OLH(10, 1.0)
+    >>> len(check_hashed_reports(olh.perturb([1, 2, 3], rng=0), olh.g, olh.provenance))
+    3
+    """
+    if not isinstance(reports, HashedReports):
+        raise ArgumentTypeError(f"reports must be HashedReports, got {type(reports).__name__}")
+    if reports.g != g:
+        raise ValueError(f"reports were made with g={reports.g}, this oracle uses g={g}")
+    check_source(reports, provenance)
+    seeds, values = np.asarray(reports.seeds), np.asarray(reports.values)
+    if seeds.dtype != np.uint64 or seeds.ndim != 1:
+        raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
+    if values.shape != seeds.shape:
+        raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
+    if seeds.size == 0:
+        raise ValueError("reports is empty: at least one user is needed")
+    if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+        raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
+    if values.min() < 0 or values.max() >= g:
+        bad = values[(values < 0) | (values >= g)]
+        raise ValueError(f"reports.values must be integers in [0, {g}), got {describe(bad[0])}")
+    return reports
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
@@ -416,27 +451,7 @@ class OLH(SupportOracle[HashedReports]):
         return cast("np.ndarray", which.astype(np.int64) * self.g + reports.values)
 
     def _check_reports(self, reports: Any) -> HashedReports:
-        if not isinstance(reports, HashedReports):
-            raise ValueError(f"reports must be HashedReports, got {type(reports).__name__}")
-        if reports.g != self.g:
-            raise ValueError(f"reports were made with g={reports.g}, this oracle uses g={self.g}")
-        check_source(reports, self.provenance)
-        seeds = np.asarray(reports.seeds)
-        values = np.asarray(reports.values)
-        if seeds.dtype != np.uint64:
-            raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
-        if seeds.ndim != 1:
-            raise ValueError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
-        if values.shape != seeds.shape:
-            raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
-        if seeds.size == 0:
-            raise ValueError("reports is empty: at least one user is needed")
-        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
-            raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
-        if values.min() < 0 or values.max() >= self.g:
-            bad = values[(values < 0) | (values >= self.g)]
-            raise ValueError(f"reports.values must be integers in [0, {self.g}), got {describe(bad[0])}")
-        return reports
+        return check_hashed_reports(reports, self.g, self.provenance)
 
     def aggregate(self, reports: HashedReports) -> np.ndarray:
         """Support counts ``C_i = #{u : h_{s_u}(i) = y_u}`` for every item.
