@@ -20,7 +20,6 @@ is :meth:`~ldpkit.hashing.PooledHashOracle.ideal_estimate_from_support`.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
 import numpy as np
@@ -28,9 +27,10 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items, check_positive_int
+from .channels import rr_probabilities
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, pool_chunk, support_masks
-from .olh import HASH_FAMILY, HASHED_CODEC, MAX_G, OLH, HashedReports, check_hashed_reports, hash_items
+from .olh import HASH_FAMILY, HASHED_CODEC, HashedReports, check_hashed_reports, hash_items, hash_range
 
 __all__ = ["DEFAULT_POOL", "FLH"]
 
@@ -89,21 +89,14 @@ class FLH(PooledHashOracle[HashedReports]):
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
         k = check_positive_int(k, "k", maximum=MAX_POOL)
-        if g is None:
-            g_val = OLH(d, eps).g
-        else:
-            g_val = check_positive_int(g, "g", 2)
-            if g_val > MAX_G:
-                raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
+        g_val = hash_range(eps, g)
         if k * d > MAX_TABLE:
             raise ValueError(f"the pool's table of k * d = {k * d} hashes is too large (at most MAX_TABLE={MAX_TABLE})")
         super().__init__(d)
         self.epsilon = eps
         self.g = g_val
-        tail = math.exp(-eps)
         #: keep probability of the randomised response over the buckets (``q_prime``: each other bucket)
-        self.p_prime = 1.0 / (1.0 + (g_val - 1) * tail)
-        self.q_prime = tail * self.p_prime
+        self.p_prime, self.q_prime = rr_probabilities(eps, g_val)
         self._init_pool(hash_items(np.arange(k, dtype=np.uint64)[:, None], np.arange(d)[None, :], g_val), g_val,
                         self.p_prime, self.q_prime)
 

@@ -5,7 +5,6 @@ Derived in the Foundations chapter (eq. :eq:`eq-grr` and :prf:ref:`thm-pure-vari
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -14,7 +13,7 @@ from numpy.typing import ArrayLike
 from ._rng import RNGLike, as_generator
 from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
-from .channels import ExplicitChannel
+from .channels import ExplicitChannel, rr_probabilities
 from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .reports import ItemReports
 
@@ -55,10 +54,7 @@ class GRR(ItemReportOracle):
         eps = check_epsilon(epsilon)
         super().__init__(d)
         self.epsilon = eps
-        # e^eps / (e^eps + d - 1) written with e^-eps, which never overflows
-        tail = math.exp(-eps)
-        self.p = 1.0 / (1.0 + (d - 1) * tail)
-        self.q = tail * self.p
+        self.p, self.q = rr_probabilities(eps, d)
         self.p_support = np.full(d, self.p)
         self.q_support = np.full(d, self.q)
 

@@ -77,12 +77,12 @@ from ._validation import (
     describe,
 )
 from .base import SupportOracle
-from .channels import ExplicitChannel
+from .channels import ExplicitChannel, rr_probabilities
 from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
 from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
-__all__ = ["HashedReports", "OLH", "check_hashed_reports", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
+__all__ = ["HashedReports", "OLH", "check_hashed_reports", "hash_items", "hash_range", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
 
 #: largest hash range; keeps the deviation of the hash from uniform below ``2**-12`` relative
 MAX_G = 1 << 20
@@ -150,6 +150,27 @@ class HashedReports:
     def row(self, i: int) -> tuple[int, int]:
         """User ``i``'s report ``(seed, bucket)``."""
         return int(self.seeds[i]), int(self.values[i])
+
+
+def hash_range(epsilon: float, g: Optional[int] = None) -> int:
+    """The number of buckets of a local-hashing oracle at budget ``epsilon``: ``g``, checked, or OLH's default.
+
+    The default ``max(2, round(e^eps + 1))`` is the variance-optimal integer choice, capped at
+    :data:`MAX_G` (from ``eps`` of about 13.9 on); a given ``g`` must lie in ``[2, MAX_G]``.
+
+    Examples
+    --------
+    >>> from ldpkit.olh import hash_range
+    >>> hash_range(1.0), hash_range(1.0, 8)
+    (4, 8)
+    """
+    if g is None:
+        # round(e^eps + 1), capped at MAX_G (reached at eps = log(MAX_G - 1.5), about 13.9)
+        return MAX_G if epsilon >= math.log(MAX_G - 1.5) else max(2, int(round(math.exp(epsilon) + 1)))
+    g_val = check_positive_int(g, "g", 2)
+    if g_val > MAX_G:
+        raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
+    return g_val
 
 
 def check_hashed_reports(reports: Any, g: int, provenance: Provenance) -> HashedReports:
@@ -306,20 +327,12 @@ class OLH(SupportOracle[HashedReports]):
     def __init__(self, d: int, epsilon: float, g: int | None = None) -> None:
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
-        if g is None:
-            # round(e^eps + 1), capped at MAX_G (reached at eps = log(MAX_G - 1.5), about 13.9)
-            g_val = MAX_G if eps >= math.log(MAX_G - 1.5) else max(2, int(round(math.exp(eps) + 1)))
-        else:
-            g_val = check_positive_int(g, "g", 2)
-            if g_val > MAX_G:
-                raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
+        g_val = hash_range(eps, g)
         super().__init__(d)
         self.epsilon = eps
         self.g = g_val
-        tail = math.exp(-eps)
         #: keep probability of the GRR over the buckets (``q_prime``: probability of each other bucket)
-        self.p_prime = 1.0 / (1.0 + (g_val - 1) * tail)
-        self.q_prime = tail * self.p_prime
+        self.p_prime, self.q_prime = rr_probabilities(eps, g_val)
         self.p_support = np.full(d, self.p_prime)
         self.q_support = np.full(d, 1.0 / g_val)
         self._keys = item_keys(np.arange(d))
