@@ -82,7 +82,8 @@ from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
 from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
-__all__ = ["HashedReports", "OLH", "check_hashed_reports", "hash_items", "hash_range", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
+__all__ = ["HashedReports", "OLH", "check_hashed_reports", "hash_items", "hash_range", "seed_parameters", "item_keys",
+           "bucket_bounds", "MAX_G"]
 
 #: largest hash range; keeps the deviation of the hash from uniform below ``2**-12`` relative
 MAX_G = 1 << 20

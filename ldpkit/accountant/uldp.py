@@ -28,8 +28,8 @@ from numpy.typing import ArrayLike
 
 from .._validation import ArgumentTypeError, check_positive_real, describe
 from ..channels import ExplicitChannel, UnaryChannel
-from ._core import ChannelLike, CheckResult, ClosedForms, Notion, Witness, as_channel, closed_forms, register_closed_form
-from ._core import register_notion, within
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion, Witness, as_channel, closed_forms
+from ._core import register_closed_form, register_notion, within
 from .idldp import constant_pair_blocks
 from .ipldp import sensitive_indices
 from .ldp import ldp_epsilon
