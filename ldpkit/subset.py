@@ -57,7 +57,7 @@ from numpy.typing import ArrayLike
 
 from . import accountant
 from ._rng import RNGLike, as_generator
-from ._sampling import chunk_rows
+from ._sampling import chunk_rows, packed_column_counts
 from ._validation import (
     EPS_MAX,
     EPS_MIN,
@@ -587,10 +587,6 @@ def _draw_sets(gen: np.random.Generator, x: np.ndarray, keep: np.ndarray, d: int
 _TOP = np.uint8(0x80)
 
 
-#: bit k (np.packbits order) of every byte value, as integers: shape (256, 8)
-_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)[None, :]) & 1).astype(np.int64)
-
-
 class _SubsetSampling:
     """Sampling, aggregation and report handling shared by SS and ID-SS (a mixin over a frequency oracle)."""
 
@@ -628,14 +624,7 @@ class _SubsetSampling:
     def aggregate(self, reports: SubsetReports) -> np.ndarray:
         """Support counts: how many reported sets hold each item (a byte histogram per column of the masks)."""
         reports = self._check_reports(reports)
-        n_bytes = reports.bits.shape[1]
-        hist = np.zeros(n_bytes * 256, dtype=np.int64)
-        offsets = (np.arange(n_bytes, dtype=np.int64) * 256)[None, :]
-        step = chunk_rows(len(reports), n_bytes * 8)
-        for start in range(0, len(reports), step):
-            block = reports.bits[start:start + step]
-            hist += np.bincount((block + offsets).reshape(-1), minlength=n_bytes * 256)
-        return (hist.reshape(n_bytes, 256) @ _BYTE_BITS).reshape(-1)[: self.d]
+        return packed_column_counts(reports.bits, self.d)
 
     def n_reports(self, reports: SubsetReports) -> int:
         return len(reports)
