@@ -11,10 +11,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items
+from ._validation import check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
 from .channels import ExplicitChannel, rr_probabilities
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .reports import ItemReports
 
 __all__ = ["GRR", "KRR"]
@@ -100,8 +100,7 @@ def _examples() -> tuple[GRR, ...]:
 
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("GRR", lambda e: GRR(4, e), EPS_MIN, EPS_MAX, "item",
-                        variants=(("GRR(d=5)", lambda: GRR(5, 1.0)),)),)
+    return (domain_sweep(GRR, "item"),)
 
 
 register_family(Family(

@@ -108,8 +108,6 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
-    EPS_MAX,
-    EPS_MIN,
     MAX_USERS,
     ArgumentTypeError,
     check_counts,
@@ -123,7 +121,7 @@ from ._validation import (
 from .accountant import Guarantee
 from .base import FrequencyOracle, SupportOracle
 from .channels import HadamardChannel
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .reports import ItemReports, Provenance, ReportCodec, check_report_field, check_report_source
 from .reports import check_source
 
@@ -693,14 +691,12 @@ def _fhr_examples() -> tuple[FHR, ...]:
 
 
 def _hr_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("HR", lambda e: HR(4, e), EPS_MIN, EPS_MAX, "item",
-                        variants=(("HR(d=5)", lambda: HR(5, 1.0)),)),)
+    return (domain_sweep(HR, "item"),)
 
 
 def _fhr_sweeps() -> tuple[BudgetSweep, ...]:
     # FHR reports are (plus, minus) position pairs: a report family of their own
-    return (BudgetSweep("FHR", lambda e: FHR(4, e), EPS_MIN, EPS_MAX, "pair", eps_arg="fldp_epsilon",
-                        variants=(("FHR(d=5)", lambda: FHR(5, 1.0)),)),)
+    return (domain_sweep(FHR, "pair", eps_arg="fldp_epsilon"),)
 
 
 register_family(Family(

@@ -40,8 +40,6 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
-    EPS_MAX,
-    EPS_MIN,
     ArgumentTypeError,
     check_domain_size,
     check_epsilon,
@@ -52,7 +50,7 @@ from ._validation import (
 from .accountant import FLDPParameters, Witness, register_closed_form, register_constant_pair_forms
 from .base import SupportOracle
 from .channels import Channel, ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, domain_sweep, register_family
 from .hadamard import fwht
 from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
@@ -378,8 +376,7 @@ def _examples() -> tuple[HM, ...]:
 
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("HM", lambda e: HM(4, e), EPS_MIN, EPS_MAX, "coefficient",
-                        variants=(("HM(d=5)", lambda: HM(5, 1.0)),)),)
+    return (domain_sweep(HM, "coefficient"),)
 
 
 register_family(Family(

@@ -79,7 +79,7 @@ from .accountant import (
 )
 from .base import FrequencyOracle
 from .channels import Channel, ExplicitChannel, UnaryChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, domain_sweep, register_family
 from .reports import Provenance, ReportCodec, check_report_source, check_source
 from .unary import UNARY_CODEC, UnaryEncoding
 
@@ -486,8 +486,7 @@ def _the_examples() -> tuple[THE, ...]:
 
 
 def _she_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("SHE", lambda e: SHE(4, e), EPS_MIN, EPS_MAX, "histogram",
-                        variants=(("SHE(d=5)", lambda: SHE(5, 1.0)),)),)
+    return (domain_sweep(SHE, "histogram"),)
 
 
 def _the_sweeps() -> tuple[BudgetSweep, ...]:

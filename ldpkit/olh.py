@@ -78,7 +78,7 @@ from ._validation import (
 )
 from .base import SupportOracle
 from .channels import ExplicitChannel, rr_probabilities
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
 from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
@@ -523,8 +523,7 @@ def _examples() -> tuple[OLH, ...]:
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
     # the channel's closed forms do not grow with g = round(e^eps + 1): verified at every budget
-    return (BudgetSweep("OLH", lambda e: OLH(4, e), EPS_MIN, EPS_MAX, "hashed",
-                        variants=(("OLH(d=5)", lambda: OLH(5, 1.0)),)),
+    return (domain_sweep(OLH, "hashed"),
             BudgetSweep("OLH(g=3)", lambda e: OLH(4, e, g=3), EPS_MIN, EPS_MAX, "hashed"))
 
 

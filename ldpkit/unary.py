@@ -26,7 +26,7 @@ from ._validation import (
 )
 from .base import SupportOracle
 from .channels import UnaryChannel
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .reports import Provenance, ReportCodec, array_digest, check_report_source, check_source
 
 __all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE", "SUE"]
@@ -333,8 +333,7 @@ def _rappor_sweeps() -> tuple[BudgetSweep, ...]:
 
 
 def _oue_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("OUE", lambda e: OUE(4, e), EPS_MIN, EPS_MAX, "unary",
-                        variants=(("OUE(d=5)", lambda: OUE(5, 1.0)),)),)
+    return (domain_sweep(OUE, "unary"),)
 
 
 def _ue_sweeps() -> tuple[BudgetSweep, ...]:
