@@ -123,7 +123,7 @@ from .base import FrequencyOracle, SupportOracle
 from .channels import HadamardChannel
 from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .reports import ItemReports, Provenance, ReportCodec, check_report_field, check_report_source
-from .reports import check_source
+from .reports import check_reports, check_source
 
 __all__ = [
     "FHR",
@@ -542,11 +542,7 @@ class FHR(FrequencyOracle[PairReports]):
         return PairReports(plus, minus, self.K, self.provenance)
 
     def _check_reports(self, reports: Any) -> tuple[np.ndarray, np.ndarray]:
-        check_source(reports, self.provenance)
-        if not isinstance(reports, PairReports):
-            raise ArgumentTypeError(f"reports must be PairReports, got {type(reports).__name__}")
-        if reports.K != self.K:
-            raise ValueError(f"reports were made with K={reports.K}, this oracle uses K={self.K}")
+        check_reports(reports, PairReports, self.provenance, K=self.K)
         plus, minus = np.asarray(reports.plus), np.asarray(reports.minus)
         for name, arr in (("plus", plus), ("minus", minus)):
             if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):

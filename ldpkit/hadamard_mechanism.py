@@ -40,7 +40,6 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
-    ArgumentTypeError,
     check_domain_size,
     check_epsilon,
     check_items,
@@ -52,7 +51,7 @@ from .base import SupportOracle
 from .channels import Channel, ExplicitChannel
 from .family import BudgetSweep, Family, domain_sweep, register_family
 from .hadamard import fwht
-from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
+from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_reports
 
 __all__ = ["CoefficientReports", "HM", "HMChannel", "MAX_HM_D", "hm_order"]
 
@@ -305,11 +304,7 @@ class HM(SupportOracle[CoefficientReports]):
         return CoefficientReports(j, sign, self.K, self.provenance)
 
     def _check_reports(self, reports: Any) -> tuple[np.ndarray, np.ndarray]:
-        check_source(reports, self.provenance)
-        if not isinstance(reports, CoefficientReports):
-            raise ArgumentTypeError(f"reports must be CoefficientReports, got {type(reports).__name__}")
-        if reports.K != self.K:
-            raise ValueError(f"reports were made with K={reports.K}, this oracle uses K={self.K}")
+        check_reports(reports, CoefficientReports, self.provenance, K=self.K)
         j, s = np.asarray(reports.coefficient), np.asarray(reports.sign)
         if s.shape != j.shape or j.ndim != 1:
             raise ValueError(f"reports: coefficient and sign must be 1-d of equal length, got {j.shape} and {s.shape}")

@@ -38,6 +38,7 @@ __all__ = [
     "array_digest",
     "check_report_field",
     "check_report_source",
+    "check_reports",
     "check_source",
     "codec_for",
     "register_report_codec",
@@ -212,6 +213,32 @@ def check_source(reports: Any, expected: Provenance) -> None:
             f"reports were made by {src.describe()} but are aggregated by {expected.describe()} ({diff}): "
             "their estimate would be biased"
         )
+
+
+def check_reports(reports: Any, kind: type, expected: Provenance, **sizes: int) -> None:
+    """Refuse reports of another mechanism (:func:`check_source`), of another type than ``kind``, or of other sizes.
+
+    ``sizes`` are the container's size fields and the values the aggregating mechanism uses
+    (``K=8``); the first that differs is named.
+
+    Examples
+    --------
+    >>> from ldpkit import FHR
+    >>> from ldpkit.reports import check_reports
+    >>> fhr = FHR(6, 1.0)
+    >>> check_reports(fhr.perturb([0, 1], rng=0), type(fhr.perturb([0], rng=0)), fhr.provenance, K=8)
+    >>> check_reports([0, 1], type(fhr.perturb([0], rng=0)), fhr.provenance, K=8)
+    Traceback (most recent call last):
+    ...
+    ldpkit._validation.ArgumentTypeError: reports must be PairReports, got list
+    """
+    check_source(reports, expected)
+    if not isinstance(reports, kind):
+        raise ArgumentTypeError(f"reports must be {kind.__name__}, got {type(reports).__name__}")
+    for name, want in sizes.items():
+        got = getattr(reports, name)
+        if got != want:
+            raise ValueError(f"reports were made with {name}={got}, this oracle uses {name}={want}")
 
 
 def with_source(reports: Any, source: Provenance | None) -> Any:
