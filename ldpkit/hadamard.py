@@ -108,7 +108,6 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
-    MAX_USERS,
     ArgumentTypeError,
     check_counts,
     check_domain_size,
@@ -119,7 +118,7 @@ from ._validation import (
     check_real_counts,
 )
 from .accountant import Guarantee
-from .base import FrequencyOracle, SupportOracle
+from .base import FrequencyOracle, SupportOracle, check_integer_support
 from .channels import HadamardChannel
 from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .reports import ItemReports, Provenance, ReportCodec, check_report_field, check_report_source
@@ -575,12 +574,7 @@ class FHR(FrequencyOracle[PairReports]):
 
     def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
         """``c_hat_i = D_i / tanh(eps/2)`` from the net supports ``D`` of ``n`` users."""
-        n = check_positive_int(n, "n", maximum=MAX_USERS)
-        arr = np.asarray(support)
-        if arr.ndim != 1 or arr.size != self.d:
-            raise ValueError(f"support must be a 1-d array of length d={self.d}, got shape {arr.shape}")
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-            raise ArgumentTypeError(f"support must hold integers (net supports), got dtype {arr.dtype}")
+        arr, n = check_integer_support(support, self.d, n, "net supports")
         if arr.size and int(np.abs(arr).max()) > n:
             raise ValueError(f"net support {int(arr[np.argmax(np.abs(arr))])} exceeds the number of users n={n}")
         return arr.astype(float) / self.lam

@@ -57,14 +57,12 @@ from ._sampling import chunk_rows
 from ._validation import (
     EPS_MAX,
     EPS_MIN,
-    MAX_USERS,
     ArgumentTypeError,
     check_counts,
     check_domain_size,
     check_epsilon,
     check_int64_signed_sums,
     check_items,
-    check_positive_int,
     check_real,
     check_real_counts,
     describe,
@@ -77,7 +75,7 @@ from .accountant import (
     register_closed_form,
     register_constant_pair_forms,
 )
-from .base import FrequencyOracle
+from .base import FrequencyOracle, check_integer_support
 from .channels import Channel, ExplicitChannel, UnaryChannel
 from .family import BudgetSweep, Family, domain_sweep, register_family
 from .reports import Provenance, ReportCodec, check_report_source, check_source
@@ -384,12 +382,7 @@ class SHE(FrequencyOracle[HistogramReports]):
 
     def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
         """``c_hat = S / grid`` from the summed grid indices ``S`` of ``n`` users."""
-        check_positive_int(n, "n", maximum=MAX_USERS)
-        arr = np.asarray(support)
-        if arr.ndim != 1 or arr.size != self.d:
-            raise ValueError(f"support must be a 1-d array of length d={self.d}, got shape {arr.shape}")
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-            raise ArgumentTypeError(f"support must hold integers (summed grid indices), got dtype {arr.dtype}")
+        arr, _ = check_integer_support(support, self.d, n, "summed grid indices")
         return arr.astype(float) / self.grid
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
