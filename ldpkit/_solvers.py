@@ -26,13 +26,14 @@ import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
 from ._validation import check_solving_allowed
 
 __all__ = [
+    "ConvexProblem",
     "KKT_RTOL",
     "MARGIN",
     "MAX_REPAIR",
@@ -174,21 +175,31 @@ def cvx_solve(
     raise error(f"{what}: no solver succeeded ({'; '.join(log)})")
 
 
+class ConvexProblem(NamedTuple):
+    """A convex problem ``min fun(x)`` s.t. ``g(x) <= 0`` as the certificates see it.
+
+    ``cons_val`` is ``g`` and ``cons_jac`` its Jacobian; ``scale`` gives each constraint's units
+    (activity is ``-g <= 1e-6 * scale``); ``repair(x, deficit)`` moves a point towards feasibility;
+    ``domain_ok`` says whether a point is inside the objective's domain; ``error`` is raised when
+    no point can be certified.
+    """
+
+    fun: Callable[[np.ndarray], float]
+    grad_obj: Callable[[np.ndarray], np.ndarray]
+    cons_val: Callable[[np.ndarray], np.ndarray]
+    cons_jac: Callable[[np.ndarray], np.ndarray]
+    scale: np.ndarray
+    repair: Callable[[np.ndarray, float], np.ndarray]
+    domain_ok: Callable[[np.ndarray], bool]
+    error: type[Exception] = SolverError
+
+
 def certify_candidates(
-    what: str,
-    candidates: Sequence[tuple[str, np.ndarray | None]],
-    fun: Callable[[np.ndarray], float],
-    grad_obj: Callable[[np.ndarray], np.ndarray],
-    cons_val: Callable[[np.ndarray], np.ndarray],
-    cons_jac: Callable[[np.ndarray], np.ndarray],
-    scale: np.ndarray,
-    repair: Callable[[np.ndarray, float], np.ndarray],
-    domain_ok: Callable[[np.ndarray], bool],
-    error: type[Exception] = SolverError,
+    what: str, candidates: Sequence[tuple[str, np.ndarray | None]], problem: ConvexProblem
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Repair, KKT-check and pick the best of several candidate solutions of a convex problem.
 
-    Problem: ``min fun(x)`` s.t. ``g(x) <= 0`` (``cons_val``).  Each candidate is moved by
+    Problem: ``min fun(x)`` s.t. ``g(x) <= 0`` (``cons_val``; :class:`ConvexProblem`).  Each candidate is moved by
     ``repair(x, deficit)`` until every ``g_k <= -margin`` (raising if that needs more than
     ``1e-6``), its KKT conditions are checked by NNLS on the constraints with
     ``-g <= 1e-6 * scale`` (``grad f + J_A^T lam = 0``, ``lam >= 0``), and the feasible
@@ -197,6 +208,7 @@ def certify_candidates(
     ``kkt_residual`` and ``complementarity`` (``sum lam_k * slack_k``, an upper bound on the
     optimality gap from the linearised constraints).
     """
+    fun, grad_obj, cons_val, cons_jac, scale, repair, domain_ok, error = problem
     results = []
     for name, x in candidates:
         if x is None or not np.all(np.isfinite(x)) or not domain_ok(x):
@@ -282,28 +294,16 @@ def polish_linear(
             options={"maxiter": 300, "ftol": 1e-15},
         )
     cands = [("conic", x0), ("slsqp", np.asarray(res.x, dtype=float)), *extra]
-    x, info = certify_candidates(what, cands, fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair, domain_ok,
-                                 error)
+    problem = ConvexProblem(fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair, domain_ok, error)
+    x, info = certify_candidates(what, cands, problem)
     if hess is None:
         return x, info
-    xn = kkt_point(x, grad, lambda x, lam: hess(x), lambda x: A @ x - c, lambda x: A, scale)
-    return finish_at_kkt_point(what, x, info, xn, fun, grad, lambda x: A @ x - c, lambda x: A, scale, repair,
-                               domain_ok, error)
+    xn = kkt_point(x, grad, lambda x, lam: hess(x), problem.cons_val, problem.cons_jac, scale)
+    return finish_at_kkt_point(what, x, info, xn, problem)
 
 
 def finish_at_kkt_point(
-    what: str,
-    x: np.ndarray,
-    info: dict[str, Any],
-    xn: np.ndarray | None,
-    fun: Callable[[np.ndarray], float],
-    grad_obj: Callable[[np.ndarray], np.ndarray],
-    cons_val: Callable[[np.ndarray], np.ndarray],
-    cons_jac: Callable[[np.ndarray], np.ndarray],
-    scale: np.ndarray,
-    repair: Callable[[np.ndarray, float], np.ndarray],
-    domain_ok: Callable[[np.ndarray], bool],
-    error: type[Exception] = SolverError,
+    what: str, x: np.ndarray, info: dict[str, Any], xn: np.ndarray | None, problem: ConvexProblem
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """The KKT point ``xn`` of the certified point ``x``, certified in turn, when it is no worse; else ``x``.
 
@@ -312,11 +312,10 @@ def finish_at_kkt_point(
     if xn is None:
         return x, {**info, "kkt_point": "kept: Newton on the active set did not settle"}
     try:
-        xr, info_n = certify_candidates(what, [("newton", xn)], fun, grad_obj, cons_val, cons_jac, scale, repair,
-                                        domain_ok, error)
-    except error:
+        xr, info_n = certify_candidates(what, [("newton", xn)], problem)
+    except problem.error:
         return x, {**info, "kkt_point": "kept: the Newton point failed its certificate"}
-    f, fn = fun(x), fun(xr)
+    f, fn = problem.fun(x), problem.fun(xr)
     if not fn <= f + 1e-9 * abs(f):
         return x, {**info, "kkt_point": f"kept: the Newton point is worse ({fn!r} > {f!r})"}
     candidates = {**info["candidates"], **info_n["candidates"]}

@@ -46,6 +46,7 @@ __all__ = [
     "check_real",
     "check_domain_size",
     "check_items",
+    "check_sensitive_mask",
     "check_integer_array",
     "check_counts",
     "check_int64_signed_sums",
@@ -333,6 +334,39 @@ def check_items(
         bad_i = lo_i if lo_i < 0 else hi_i
         raise ValueError(f"{name} contains item {bad_i}, outside the domain 0..{d - 1}")
     return out
+
+
+def check_sensitive_mask(sensitive: Any, d: int, name: str = "sensitive") -> np.ndarray:
+    """Boolean mask of length ``d`` from a boolean mask or a list of distinct item indices (at least one).
+
+    The sensitive items of the ULDP mechanisms (uRR, uRAP) are given either way; a list must not
+    repeat an item, and at least one item must be selected.
+
+    Examples
+    --------
+    >>> from ldpkit._validation import check_sensitive_mask
+    >>> check_sensitive_mask([0, 2], 4).tolist()
+    [True, False, True, False]
+    """
+    arr = np.asarray(sensitive)
+    if arr.ndim != 1:
+        raise ArgumentTypeError(f"{name} must be a 1-d boolean mask or list of item indices, got {describe(sensitive)}")
+    if arr.dtype == bool:
+        if arr.size != d:
+            raise ValueError(f"{name} mask has length {arr.size}, expected the domain size {d}")
+        mask = arr.copy()
+    else:
+        if arr.size == 0:
+            raise ValueError(f"{name} is empty: at least one sensitive item is needed")
+        idx = check_items(arr, d, name, strict=True)
+        uniq, cnt = np.unique(idx, return_counts=True)
+        if np.any(cnt > 1):
+            raise ValueError(f"{name} lists item {int(uniq[cnt > 1][0])} more than once")
+        mask = np.zeros(d, dtype=bool)
+        mask[idx] = True
+    if not mask.any():
+        raise ValueError(f"{name} selects no item: at least one sensitive item is needed")
+    return mask
 
 
 def check_integer_array(

@@ -339,6 +339,21 @@ def check_support(support: ArrayLike, d: int, n: int) -> np.ndarray:
     return arr
 
 
+def check_integer_support(support: ArrayLike, d: int, n: int, what: str) -> tuple[np.ndarray, int]:
+    """An aggregate of ``n <= MAX_USERS`` users that is ``d`` integers of any sign (``what`` says which), and ``n``.
+
+    For the oracles whose aggregate is not a support count (FHR's net supports, SHE's summed grid
+    indices); :func:`check_support` checks support counts.
+    """
+    n = check_positive_int(n, "n", maximum=MAX_USERS)
+    arr = np.asarray(support)
+    if arr.ndim != 1 or arr.size != d:
+        raise ValueError(f"support must be a 1-d array of length d={d}, got shape {arr.shape}")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ArgumentTypeError(f"support must hold integers ({what}), got dtype {arr.dtype}")
+    return arr, n
+
+
 def pure_estimate(support: ArrayLike, n: int, p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """``(C - n q) / (p - q)``, the unbiased estimator of a pure protocol (validated inputs).
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._validation import EPS_MAX, EPS_MIN
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, domain_sweep, register_family
 from .olh import HASHED_CODEC, OLH
 
 __all__ = ["BLH"]
@@ -69,8 +68,7 @@ def _examples() -> tuple[BLH, ...]:
 
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("BLH", lambda e: BLH(4, e), EPS_MIN, EPS_MAX, "hashed",
-                        variants=(("BLH(d=5)", lambda: BLH(5, 1.0)),)),)
+    return (domain_sweep(BLH, "hashed"),)
 
 
 register_family(Family(

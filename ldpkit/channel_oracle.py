@@ -45,7 +45,7 @@ from ._validation import (
 )
 from .accountant import Guarantee
 from .base import FrequencyOracle
-from .channels import Channel, ExplicitChannel
+from .channels import Channel, ExplicitChannel, rr_matrix
 from .family import BudgetSweep, Family, register_family
 from .reports import ItemReports, array_digest, check_source
 from .postprocess import EMResult, em_estimate
@@ -260,11 +260,7 @@ def _examples() -> tuple[ChannelOracle, ...]:
 
 def _grr_matrix(d: int, eps: float) -> np.ndarray:
     """GRR's channel matrix written with e^-eps (no overflow), for the explicit-channel sweep."""
-    tail = math.exp(-eps)
-    p = 1.0 / (1.0 + (d - 1) * tail)
-    m = np.full((d, d), tail * p)
-    np.fill_diagonal(m, p)
-    return m
+    return rr_matrix(eps, d)
 
 
 def _sweeps() -> tuple[BudgetSweep, ...]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -43,6 +44,8 @@ __all__ = [
     "product_channel",
     "random_channel",
     "mix_with_uniform",
+    "rr_matrix",
+    "rr_probabilities",
 ]
 
 _ROW_SUM_TOL = 1e-9
@@ -376,3 +379,35 @@ def mix_with_uniform(ch: Channel, theta: float) -> ExplicitChannel:
     theta = check_probability(theta, "theta")
     m = ch.to_explicit().matrix
     return ExplicitChannel((1.0 - theta) * m + theta / m.shape[1])
+
+
+def rr_probabilities(epsilon: float, k: int) -> tuple[float, float]:
+    """``(p, q)`` of ``k``-ary randomised response at ``epsilon``: keep the value, or any given other one.
+
+    ``p = e^eps / (e^eps + k - 1)`` and ``q = p e^-eps``, written with ``e^-eps`` so that nothing
+    overflows (GRR over the domain, OLH's and FLH's response over the buckets).
+
+    Examples
+    --------
+    >>> from ldpkit.channels import rr_probabilities
+    >>> [round(v, 4) for v in rr_probabilities(1.0, 4)]
+    [0.4754, 0.1749]
+    """
+    tail = math.exp(-epsilon)
+    p = 1.0 / (1.0 + (k - 1) * tail)
+    return p, tail * p
+
+
+def rr_matrix(epsilon: float, k: int) -> np.ndarray:
+    """The ``k x k`` matrix of ``k``-ary randomised response at ``epsilon`` (:func:`rr_probabilities`).
+
+    Examples
+    --------
+    >>> from ldpkit.channels import rr_matrix
+    >>> rr_matrix(1.0, 3).sum(axis=1).round(12).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    p, q = rr_probabilities(epsilon, k)
+    m = np.full((k, k), q)
+    np.fill_diagonal(m, p)
+    return m

@@ -67,6 +67,7 @@ __all__ = [
     "ContextKey",
     "Family",
     "context_of",
+    "domain_sweep",
     "families",
     "family_of",
     "get_family",
@@ -153,6 +154,25 @@ class BudgetSweep:
 
     def __repr__(self) -> str:  # short test ids
         return self.name
+
+
+def domain_sweep(mechanism: Callable[..., Any], reports: str, eps_arg: str = "epsilon") -> BudgetSweep:
+    """The budget sweep of a family built as ``mechanism(d, eps)``: ``d = 4`` over the kit's budget range.
+
+    Named after the class, with the variant ``d = 5`` at budget 1 for the provenance pairs; ``eps_arg``
+    names the budget argument (as :class:`BudgetSweep`).
+
+    Examples
+    --------
+    >>> from ldpkit.family import domain_sweep
+    >>> from ldpkit.grr import GRR
+    >>> sweep = domain_sweep(GRR, "item")
+    >>> sweep.name, sweep.build(2.0), [(label, make()) for label, make in sweep.variants]
+    ('GRR', GRR(d=4, epsilon=2), [('GRR(d=5)', GRR(d=5, epsilon=1))])
+    """
+    name = getattr(mechanism, "__name__", str(mechanism))
+    return BudgetSweep(name, lambda e: mechanism(4, e), EPS_MIN, EPS_MAX, reports, eps_arg=eps_arg,
+                       variants=((f"{name}(d=5)", lambda: mechanism(5, 1.0)),))
 
 
 def smallest_budget(contract: Contract) -> float:

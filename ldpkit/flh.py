@@ -20,18 +20,17 @@ is :meth:`~ldpkit.hashing.PooledHashOracle.ideal_estimate_from_support`.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_items, check_positive_int, describe
+from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items, check_positive_int
+from .channels import rr_probabilities
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, pool_chunk, support_masks
-from .olh import HASH_FAMILY, HASHED_CODEC, MAX_G, OLH, HashedReports, hash_items
-from .reports import check_source
+from .olh import HASH_FAMILY, HASHED_CODEC, HashedReports, check_hashed_reports, hash_items, hash_range
 
 __all__ = ["DEFAULT_POOL", "FLH"]
 
@@ -90,21 +89,14 @@ class FLH(PooledHashOracle[HashedReports]):
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
         k = check_positive_int(k, "k", maximum=MAX_POOL)
-        if g is None:
-            g_val = OLH(d, eps).g
-        else:
-            g_val = check_positive_int(g, "g", 2)
-            if g_val > MAX_G:
-                raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
+        g_val = hash_range(eps, g)
         if k * d > MAX_TABLE:
             raise ValueError(f"the pool's table of k * d = {k * d} hashes is too large (at most MAX_TABLE={MAX_TABLE})")
         super().__init__(d)
         self.epsilon = eps
         self.g = g_val
-        tail = math.exp(-eps)
         #: keep probability of the randomised response over the buckets (``q_prime``: each other bucket)
-        self.p_prime = 1.0 / (1.0 + (g_val - 1) * tail)
-        self.q_prime = tail * self.p_prime
+        self.p_prime, self.q_prime = rr_probabilities(eps, g_val)
         self._init_pool(hash_items(np.arange(k, dtype=np.uint64)[:, None], np.arange(d)[None, :], g_val), g_val,
                         self.p_prime, self.q_prime)
 
@@ -133,23 +125,8 @@ class FLH(PooledHashOracle[HashedReports]):
         return HashedReports(j.astype(np.uint64), np.where(keep, h, other), self.g, self.provenance)
 
     def _check_reports(self, reports: Any) -> HashedReports:
-        if not isinstance(reports, HashedReports):
-            raise ArgumentTypeError(f"reports must be HashedReports, got {type(reports).__name__}")
-        if reports.g != self.g:
-            raise ValueError(f"reports were made with g={reports.g}, this oracle uses g={self.g}")
-        check_source(reports, self.provenance)
-        seeds, values = np.asarray(reports.seeds), np.asarray(reports.values)
-        if seeds.dtype != np.uint64 or seeds.ndim != 1:
-            raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
-        if values.shape != seeds.shape:
-            raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
-        if seeds.size == 0:
-            raise ValueError("reports is empty: at least one user is needed")
-        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
-            raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
-        if values.min() < 0 or values.max() >= self.g:
-            bad = values[(values < 0) | (values >= self.g)]
-            raise ValueError(f"reports.values must be integers in [0, {self.g}), got {describe(bad[0])}")
+        reports = check_hashed_reports(reports, self.g, self.provenance)
+        seeds = np.asarray(reports.seeds)
         if int(seeds.max()) >= self.k:
             raise ValueError(f"reports.seeds must be indices of the pool, in [0, {self.k}), got {int(seeds.max())}")
         return reports

@@ -5,17 +5,16 @@ Derived in the Foundations chapter (eq. :eq:`eq-grr` and :prf:ref:`thm-pure-vari
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items
+from ._validation import check_domain_size, check_epsilon, check_items
 from .base import ItemReportOracle
-from .channels import ExplicitChannel
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from .channels import ExplicitChannel, rr_probabilities
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .reports import ItemReports
 
 __all__ = ["GRR", "KRR"]
@@ -55,10 +54,7 @@ class GRR(ItemReportOracle):
         eps = check_epsilon(epsilon)
         super().__init__(d)
         self.epsilon = eps
-        # e^eps / (e^eps + d - 1) written with e^-eps, which never overflows
-        tail = math.exp(-eps)
-        self.p = 1.0 / (1.0 + (d - 1) * tail)
-        self.q = tail * self.p
+        self.p, self.q = rr_probabilities(eps, d)
         self.p_support = np.full(d, self.p)
         self.q_support = np.full(d, self.q)
 
@@ -104,8 +100,7 @@ def _examples() -> tuple[GRR, ...]:
 
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("GRR", lambda e: GRR(4, e), EPS_MIN, EPS_MAX, "item",
-                        variants=(("GRR(d=5)", lambda: GRR(5, 1.0)),)),)
+    return (domain_sweep(GRR, "item"),)
 
 
 register_family(Family(

@@ -108,9 +108,6 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
-    EPS_MAX,
-    EPS_MIN,
-    MAX_USERS,
     ArgumentTypeError,
     check_counts,
     check_domain_size,
@@ -119,13 +116,13 @@ from ._validation import (
     check_items,
     check_positive_int,
     check_real_counts,
-    describe,
 )
 from .accountant import Guarantee
-from .base import FrequencyOracle, SupportOracle
+from .base import FrequencyOracle, SupportOracle, check_integer_support
 from .channels import HadamardChannel
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
-from .reports import ItemReports, Provenance, ReportCodec, check_source
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
+from .reports import ItemReports, Provenance, ReportCodec, check_report_field, check_report_source
+from .reports import check_reports, check_source
 
 __all__ = [
     "FHR",
@@ -437,13 +434,8 @@ class PairReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        k = self.K
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-            raise ArgumentTypeError(f"PairReports K must be a power of two >= 2, got {describe(k)}")
-        if int(k) < 2 or int(k) & (int(k) - 1):
-            raise ValueError(f"PairReports K must be a power of two >= 2, got {describe(k)}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"PairReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_field(self.K, "PairReports K", power_of_two=True)
+        check_report_source(self.source, "PairReports")
 
     def __len__(self) -> int:
         return int(np.asarray(self.plus).shape[0])
@@ -549,11 +541,7 @@ class FHR(FrequencyOracle[PairReports]):
         return PairReports(plus, minus, self.K, self.provenance)
 
     def _check_reports(self, reports: Any) -> tuple[np.ndarray, np.ndarray]:
-        check_source(reports, self.provenance)
-        if not isinstance(reports, PairReports):
-            raise ArgumentTypeError(f"reports must be PairReports, got {type(reports).__name__}")
-        if reports.K != self.K:
-            raise ValueError(f"reports were made with K={reports.K}, this oracle uses K={self.K}")
+        check_reports(reports, PairReports, self.provenance, K=self.K)
         plus, minus = np.asarray(reports.plus), np.asarray(reports.minus)
         for name, arr in (("plus", plus), ("minus", minus)):
             if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
@@ -586,12 +574,7 @@ class FHR(FrequencyOracle[PairReports]):
 
     def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
         """``c_hat_i = D_i / tanh(eps/2)`` from the net supports ``D`` of ``n`` users."""
-        n = check_positive_int(n, "n", maximum=MAX_USERS)
-        arr = np.asarray(support)
-        if arr.ndim != 1 or arr.size != self.d:
-            raise ValueError(f"support must be a 1-d array of length d={self.d}, got shape {arr.shape}")
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-            raise ArgumentTypeError(f"support must hold integers (net supports), got dtype {arr.dtype}")
+        arr, n = check_integer_support(support, self.d, n, "net supports")
         if arr.size and int(np.abs(arr).max()) > n:
             raise ValueError(f"net support {int(arr[np.argmax(np.abs(arr))])} exceeds the number of users n={n}")
         return arr.astype(float) / self.lam
@@ -698,14 +681,12 @@ def _fhr_examples() -> tuple[FHR, ...]:
 
 
 def _hr_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("HR", lambda e: HR(4, e), EPS_MIN, EPS_MAX, "item",
-                        variants=(("HR(d=5)", lambda: HR(5, 1.0)),)),)
+    return (domain_sweep(HR, "item"),)
 
 
 def _fhr_sweeps() -> tuple[BudgetSweep, ...]:
     # FHR reports are (plus, minus) position pairs: a report family of their own
-    return (BudgetSweep("FHR", lambda e: FHR(4, e), EPS_MIN, EPS_MAX, "pair", eps_arg="fldp_epsilon",
-                        variants=(("FHR(d=5)", lambda: FHR(5, 1.0)),)),)
+    return (domain_sweep(FHR, "pair", eps_arg="fldp_epsilon"),)
 
 
 register_family(Family(

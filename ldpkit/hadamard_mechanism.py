@@ -40,22 +40,18 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
 from ._validation import (
-    EPS_MAX,
-    EPS_MIN,
-    ArgumentTypeError,
     check_domain_size,
     check_epsilon,
     check_items,
     check_positive_int,
     check_probability,
-    describe,
 )
-from .accountant import REL_TOL, FLDPParameters, ULDPResult, Witness, apply_pair_rule, register_closed_form
+from .accountant import FLDPParameters, Witness, register_closed_form, register_constant_pair_forms
 from .base import SupportOracle
 from .channels import Channel, ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, domain_sweep, register_family
 from .hadamard import fwht
-from .reports import Provenance, ReportCodec, check_source
+from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_reports
 
 __all__ = ["CoefficientReports", "HM", "HMChannel", "MAX_HM_D", "hm_order"]
 
@@ -168,46 +164,10 @@ class HMChannel(Channel):
         return lo, hi
 
 
-def _within(value: float, allowed: float) -> bool:
-    return bool(value <= allowed + REL_TOL * max(1.0, abs(allowed)))
-
-
-@register_closed_form("ldp", HMChannel)
-def _ldp_hm(ch: HMChannel) -> Witness:
-    """``|log p/q|``: two distinct columns differ at half of the coefficients (Field chapter, :prf:ref:`thm-field-hm-support`)."""
-    return Witness(ch.log_ratio, (0, 1), None) if ch.d >= 2 else Witness(0.0, (), None)
-
-
-@register_closed_form("pairwise", HMChannel)
-def _pairwise_hm(ch: HMChannel) -> np.ndarray:
-    out = np.full((ch.d, ch.d), ch.log_ratio)
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-@register_closed_form("id-ldp", HMChannel)
-def _idldp_hm(ch: HMChannel, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    d, value = ch.d, ch.log_ratio
-    step = max(1, (1 << 21) // d)
-    for start in range(0, d, step):
-        rows = np.arange(start, min(d, start + step))
-        L = np.full((rows.size, d), value)
-        L[np.arange(rows.size), rows] = -np.inf
-        A = apply_pair_rule(rule, e[rows][:, None], e[None, :])
-        X = np.broadcast_to(rows[:, None], L.shape)
-        XP = np.broadcast_to(np.arange(d)[None, :], L.shape)
-        yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
-
-
-@register_closed_form("uldp", HMChannel)
-def _uldp_hm(ch: HMChannel, sens_mask: np.ndarray, eps: float, protected: Any) -> Any:
-    """With ``p, q > 0`` every output is produced by every input: all protected, ULDP is LDP."""
-    if protected is not None or min(ch.p, ch.q) == 0.0:
-        return NotImplemented
-    value = ch.log_ratio
-    return ULDPResult(satisfied=_within(value, eps), slack=eps - value, worst_inputs=(0, 1), worst_output=None,
-                      epsilon=eps, uldp_epsilon=value, protected=None, invertibility_violations=(),
-                      n_invertibility_violations=0)
+# every pair of distinct columns differs at half of the coefficients, so every ordered pair has the
+# ratio |log p/q| (Field chapter, :prf:ref:`thm-field-hm-support`); with p, q > 0 every output is
+# produced by every input, so all are protected and ULDP is LDP
+register_constant_pair_forms(HMChannel, lambda ch: ch.log_ratio, uldp_applies=lambda ch: min(ch.p, ch.q) > 0.0)
 
 
 def _ratios(ch: HMChannel, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -274,11 +234,8 @@ class CoefficientReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        k = self.K
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 2 or int(k) & (int(k) - 1):
-            raise ValueError(f"CoefficientReports K must be a power of two >= 2, got {describe(k)}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"CoefficientReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_field(self.K, "CoefficientReports K", power_of_two=True)
+        check_report_source(self.source, "CoefficientReports")
 
     def __len__(self) -> int:
         return int(np.asarray(self.coefficient).shape[0])
@@ -347,11 +304,7 @@ class HM(SupportOracle[CoefficientReports]):
         return CoefficientReports(j, sign, self.K, self.provenance)
 
     def _check_reports(self, reports: Any) -> tuple[np.ndarray, np.ndarray]:
-        check_source(reports, self.provenance)
-        if not isinstance(reports, CoefficientReports):
-            raise ArgumentTypeError(f"reports must be CoefficientReports, got {type(reports).__name__}")
-        if reports.K != self.K:
-            raise ValueError(f"reports were made with K={reports.K}, this oracle uses K={self.K}")
+        check_reports(reports, CoefficientReports, self.provenance, K=self.K)
         j, s = np.asarray(reports.coefficient), np.asarray(reports.sign)
         if s.shape != j.shape or j.ndim != 1:
             raise ValueError(f"reports: coefficient and sign must be 1-d of equal length, got {j.shape} and {s.shape}")
@@ -418,8 +371,7 @@ def _examples() -> tuple[HM, ...]:
 
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("HM", lambda e: HM(4, e), EPS_MIN, EPS_MAX, "coefficient",
-                        variants=(("HM(d=5)", lambda: HM(5, 1.0)),)),)
+    return (domain_sweep(HM, "coefficient"),)
 
 
 register_family(Family(

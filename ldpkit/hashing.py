@@ -59,7 +59,8 @@ from numpy.typing import ArrayLike
 from ._sampling import chunk_rows
 from ._validation import (ArgumentTypeError, check_counts, check_positive_int, check_probability, check_real_counts,
                           describe)
-from .accountant import REL_TOL, FLDPParameters, ULDPResult, Witness, apply_pair_rule, register_closed_form
+from .accountant import FLDPParameters, ULDPResult, Witness, matrix_pair_blocks, register_closed_form
+from .accountant import uldp_every_output_protected
 from .base import FrequencyOracle, ReportT, check_support
 from .channels import Channel, ExplicitChannel
 
@@ -439,21 +440,7 @@ _Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 @register_closed_form("id-ldp", HashedChannel)
 def _idldp_hashed(ch: HashedChannel, e: np.ndarray, rule: Any) -> Iterator[_Block]:
     """Every ordered pair from the closed-form pairwise matrix, in blocks of rows (entries off the pairs ``-inf``)."""
-    full = _pairwise(ch)
-    d = ch.n_inputs
-    step = max(1, (1 << 21) // d)
-
-    def blocks() -> Iterator[_Block]:
-        for start in range(0, d, step):
-            rows = np.arange(start, min(d, start + step))
-            L = full[rows].copy()
-            L[np.arange(rows.size), rows] = -np.inf
-            A = apply_pair_rule(rule, e[rows][:, None], e[None, :])
-            X = np.broadcast_to(rows[:, None], L.shape)
-            XP = np.broadcast_to(np.arange(d)[None, :], L.shape)
-            yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
-
-    return blocks()
+    return matrix_pair_blocks(_pairwise(ch), e, rule)
 
 
 @register_closed_form("lip", HashedChannel)
@@ -519,9 +506,7 @@ def _uldp_hashed(ch: HashedChannel, sens_mask: np.ndarray, eps: float, protected
     if protected is not None:
         return NotImplemented
     value, pair = _worst_pair(ch) if ch.n_inputs >= 2 else (0.0, (0, 1))
-    return ULDPResult(satisfied=bool(value <= eps + REL_TOL * max(1.0, abs(eps))), slack=eps - value, worst_inputs=pair, worst_output=None,
-                      epsilon=eps, uldp_epsilon=value, protected=None, invertibility_violations=(),
-                      n_invertibility_violations=0)
+    return uldp_every_output_protected(value, pair, eps)
 
 
 @register_closed_form("fldp", HashedChannel)

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, cast
 
@@ -58,32 +57,28 @@ from ._sampling import chunk_rows
 from ._validation import (
     EPS_MAX,
     EPS_MIN,
-    MAX_USERS,
     ArgumentTypeError,
     check_counts,
     check_domain_size,
     check_epsilon,
     check_int64_signed_sums,
     check_items,
-    check_positive_int,
     check_real,
     check_real_counts,
     describe,
 )
 from .accountant import (
-    REL_TOL,
     AccountingError,
     FLDPParameters,
-    ULDPResult,
     Witness,
-    apply_pair_rule,
     closed_forms,
     register_closed_form,
+    register_constant_pair_forms,
 )
-from .base import FrequencyOracle
+from .base import FrequencyOracle, check_integer_support
 from .channels import Channel, ExplicitChannel, UnaryChannel
-from .family import BudgetSweep, Family, register_family
-from .reports import Provenance, ReportCodec, check_source
+from .family import BudgetSweep, Family, domain_sweep, register_family
+from .reports import Provenance, ReportCodec, check_report_source, check_source
 from .unary import UNARY_CODEC, UnaryEncoding
 
 __all__ = [
@@ -212,50 +207,10 @@ class LaplaceHistogramChannel(Channel):
         return ExplicitChannel(probs)
 
 
-def _within(value: float, allowed: float) -> bool:
-    return bool(value <= allowed + REL_TOL * max(1.0, abs(allowed)))
-
-
-def _constant_blocks(d: int, value: float, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    """ID-LDP blocks of a channel whose every ordered pair has the log-ratio ``value``."""
-    step = max(1, (1 << 21) // d)
-    for start in range(0, d, step):
-        rows = np.arange(start, min(d, start + step))
-        L = np.full((rows.size, d), value)
-        L[np.arange(rows.size), rows] = -np.inf
-        A = apply_pair_rule(rule, e[rows][:, None], e[None, :])
-        X = np.broadcast_to(rows[:, None], L.shape)
-        XP = np.broadcast_to(np.arange(d)[None, :], L.shape)
-        yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
-
-
-@register_closed_form("ldp", LaplaceHistogramChannel)
-def _ldp_she(ch: LaplaceHistogramChannel) -> Witness:
-    """``eps``: the Laplace mechanism's bound, attained on the cell where ``g_x >= 1/delta`` and ``g_x' <= 0``."""
-    return Witness(ch.epsilon, (0, 1), None) if ch.d >= 2 else Witness(0.0, (), None)
-
-
-@register_closed_form("pairwise", LaplaceHistogramChannel)
-def _pairwise_she(ch: LaplaceHistogramChannel) -> np.ndarray:
-    out = np.full((ch.d, ch.d), ch.epsilon)
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-@register_closed_form("id-ldp", LaplaceHistogramChannel)
-def _idldp_she(ch: LaplaceHistogramChannel, e: np.ndarray, rule: Any) -> Iterator[tuple[np.ndarray, ...]]:
-    return _constant_blocks(ch.d, ch.epsilon, e, rule)
-
-
-@register_closed_form("uldp", LaplaceHistogramChannel)
-def _uldp_she(ch: LaplaceHistogramChannel, sens_mask: np.ndarray, eps: float, protected: Any) -> Any:
-    """Every output has positive probability under every input: all are protected, ULDP is LDP."""
-    if protected is not None:
-        return NotImplemented
-    value = ch.epsilon
-    return ULDPResult(satisfied=_within(value, eps), slack=eps - value, worst_inputs=(0, 1), worst_output=None,
-                      epsilon=eps, uldp_epsilon=value, protected=None, invertibility_violations=(),
-                      n_invertibility_violations=0)
+# ``eps``, the Laplace mechanism's bound, for every ordered pair, attained on the cell where
+# ``g_x >= 1/delta`` and ``g_x' <= 0``; every output has positive probability under every input,
+# so all are protected and ULDP is LDP
+register_constant_pair_forms(LaplaceHistogramChannel, lambda ch: ch.epsilon)
 
 
 def _rappor_like(epsilon: float, d: int) -> UnaryChannel:
@@ -318,8 +273,7 @@ class HistogramReports:
             raise ArgumentTypeError(f"HistogramReports values must be a 2-d int64 array, got {describe(vals)}")
         if vals.ndim != 2 or vals.shape[1] != self.d:
             raise ValueError(f"HistogramReports values must have shape (n, {self.d}), got {vals.shape}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"HistogramReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_source(self.source, "HistogramReports")
 
     def __len__(self) -> int:
         return int(self.values.shape[0])
@@ -428,12 +382,7 @@ class SHE(FrequencyOracle[HistogramReports]):
 
     def estimate_from_support(self, support: ArrayLike, n: int) -> np.ndarray:
         """``c_hat = S / grid`` from the summed grid indices ``S`` of ``n`` users."""
-        check_positive_int(n, "n", maximum=MAX_USERS)
-        arr = np.asarray(support)
-        if arr.ndim != 1 or arr.size != self.d:
-            raise ValueError(f"support must be a 1-d array of length d={self.d}, got shape {arr.shape}")
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-            raise ArgumentTypeError(f"support must hold integers (summed grid indices), got dtype {arr.dtype}")
+        arr, _ = check_integer_support(support, self.d, n, "summed grid indices")
         return arr.astype(float) / self.grid
 
     def variance(self, counts: ArrayLike) -> np.ndarray:
@@ -530,8 +479,7 @@ def _the_examples() -> tuple[THE, ...]:
 
 
 def _she_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("SHE", lambda e: SHE(4, e), EPS_MIN, EPS_MAX, "histogram",
-                        variants=(("SHE(d=5)", lambda: SHE(5, 1.0)),)),)
+    return (domain_sweep(SHE, "histogram"),)
 
 
 def _the_sweeps() -> tuple[BudgetSweep, ...]:

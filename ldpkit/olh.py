@@ -77,12 +77,13 @@ from ._validation import (
     describe,
 )
 from .base import SupportOracle
-from .channels import ExplicitChannel
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from .channels import ExplicitChannel, rr_probabilities
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
 from .hashing import HashedChannel, support_masks
-from .reports import Provenance, ReportCodec, check_source
+from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
-__all__ = ["HashedReports", "OLH", "hash_items", "seed_parameters", "item_keys", "bucket_bounds", "MAX_G"]
+__all__ = ["HashedReports", "OLH", "check_hashed_reports", "hash_items", "hash_range", "seed_parameters", "item_keys",
+           "bucket_bounds", "MAX_G"]
 
 #: largest hash range; keeps the deviation of the hash from uniform below ``2**-12`` relative
 MAX_G = 1 << 20
@@ -141,13 +142,8 @@ class HashedReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        g = self.g
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-            raise ArgumentTypeError(f"HashedReports g must be an integer >= 2, got {describe(g)}")
-        if int(g) < 2:
-            raise ValueError(f"HashedReports g must be an integer >= 2, got {describe(g)}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"HashedReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_field(self.g, "HashedReports g")
+        check_report_source(self.source, "HashedReports")
 
     def __len__(self) -> int:
         return int(self.seeds.shape[0])
@@ -155,6 +151,62 @@ class HashedReports:
     def row(self, i: int) -> tuple[int, int]:
         """User ``i``'s report ``(seed, bucket)``."""
         return int(self.seeds[i]), int(self.values[i])
+
+
+def hash_range(epsilon: float, g: Optional[int] = None) -> int:
+    """The number of buckets of a local-hashing oracle at budget ``epsilon``: ``g``, checked, or OLH's default.
+
+    The default ``max(2, round(e^eps + 1))`` is the variance-optimal integer choice, capped at
+    :data:`MAX_G` (from ``eps`` of about 13.9 on); a given ``g`` must lie in ``[2, MAX_G]``.
+
+    Examples
+    --------
+    >>> from ldpkit.olh import hash_range
+    >>> hash_range(1.0), hash_range(1.0, 8)
+    (4, 8)
+    """
+    if g is None:
+        # round(e^eps + 1), capped at MAX_G (reached at eps = log(MAX_G - 1.5), about 13.9)
+        return MAX_G if epsilon >= math.log(MAX_G - 1.5) else max(2, int(round(math.exp(epsilon) + 1)))
+    g_val = check_positive_int(g, "g", 2)
+    if g_val > MAX_G:
+        raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
+    return g_val
+
+
+def check_hashed_reports(reports: Any, g: int, provenance: Provenance) -> HashedReports:
+    """Check ``reports`` are :class:`HashedReports` over ``g`` buckets made by the mechanism ``provenance`` names.
+
+    The checks every hashed oracle's aggregation runs before any work (OLH, FLH): the type, the
+    hash range, the provenance, then the seeds (a 1-d ``uint64`` array) and the buckets (integers
+    in ``[0, g)``, one per seed).
+
+    Examples
+    --------
+    >>> from ldpkit import OLH
+    >>> from ldpkit.olh import check_hashed_reports
+    >>> olh = OLH(10, 1.0)
+    >>> len(check_hashed_reports(olh.perturb([1, 2, 3], rng=0), olh.g, olh.provenance))
+    3
+    """
+    if not isinstance(reports, HashedReports):
+        raise ArgumentTypeError(f"reports must be HashedReports, got {type(reports).__name__}")
+    if reports.g != g:
+        raise ValueError(f"reports were made with g={reports.g}, this oracle uses g={g}")
+    check_source(reports, provenance)
+    seeds, values = np.asarray(reports.seeds), np.asarray(reports.values)
+    if seeds.dtype != np.uint64 or seeds.ndim != 1:
+        raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
+    if values.shape != seeds.shape:
+        raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
+    if seeds.size == 0:
+        raise ValueError("reports is empty: at least one user is needed")
+    if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+        raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
+    if values.min() < 0 or values.max() >= g:
+        bad = values[(values < 0) | (values >= g)]
+        raise ValueError(f"reports.values must be integers in [0, {g}), got {describe(bad[0])}")
+    return reports
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
@@ -276,20 +328,12 @@ class OLH(SupportOracle[HashedReports]):
     def __init__(self, d: int, epsilon: float, g: int | None = None) -> None:
         d = check_domain_size(d)
         eps = check_epsilon(epsilon)
-        if g is None:
-            # round(e^eps + 1), capped at MAX_G (reached at eps = log(MAX_G - 1.5), about 13.9)
-            g_val = MAX_G if eps >= math.log(MAX_G - 1.5) else max(2, int(round(math.exp(eps) + 1)))
-        else:
-            g_val = check_positive_int(g, "g", 2)
-            if g_val > MAX_G:
-                raise ValueError(f"g must be at most MAX_G={MAX_G}, got {g_val}")
+        g_val = hash_range(eps, g)
         super().__init__(d)
         self.epsilon = eps
         self.g = g_val
-        tail = math.exp(-eps)
         #: keep probability of the GRR over the buckets (``q_prime``: probability of each other bucket)
-        self.p_prime = 1.0 / (1.0 + (g_val - 1) * tail)
-        self.q_prime = tail * self.p_prime
+        self.p_prime, self.q_prime = rr_probabilities(eps, g_val)
         self.p_support = np.full(d, self.p_prime)
         self.q_support = np.full(d, 1.0 / g_val)
         self._keys = item_keys(np.arange(d))
@@ -421,27 +465,7 @@ class OLH(SupportOracle[HashedReports]):
         return cast("np.ndarray", which.astype(np.int64) * self.g + reports.values)
 
     def _check_reports(self, reports: Any) -> HashedReports:
-        if not isinstance(reports, HashedReports):
-            raise ValueError(f"reports must be HashedReports, got {type(reports).__name__}")
-        if reports.g != self.g:
-            raise ValueError(f"reports were made with g={reports.g}, this oracle uses g={self.g}")
-        check_source(reports, self.provenance)
-        seeds = np.asarray(reports.seeds)
-        values = np.asarray(reports.values)
-        if seeds.dtype != np.uint64:
-            raise ArgumentTypeError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
-        if seeds.ndim != 1:
-            raise ValueError(f"reports.seeds must be a 1-d uint64 array, got {seeds.dtype} of shape {seeds.shape}")
-        if values.shape != seeds.shape:
-            raise ValueError(f"reports.values has shape {values.shape}, expected {seeds.shape}")
-        if seeds.size == 0:
-            raise ValueError("reports is empty: at least one user is needed")
-        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
-            raise ArgumentTypeError(f"reports.values must be an integer array, got dtype {values.dtype}")
-        if values.min() < 0 or values.max() >= self.g:
-            bad = values[(values < 0) | (values >= self.g)]
-            raise ValueError(f"reports.values must be integers in [0, {self.g}), got {describe(bad[0])}")
-        return reports
+        return check_hashed_reports(reports, self.g, self.provenance)
 
     def aggregate(self, reports: HashedReports) -> np.ndarray:
         """Support counts ``C_i = #{u : h_{s_u}(i) = y_u}`` for every item.
@@ -499,8 +523,7 @@ def _examples() -> tuple[OLH, ...]:
 
 def _sweeps() -> tuple[BudgetSweep, ...]:
     # the channel's closed forms do not grow with g = round(e^eps + 1): verified at every budget
-    return (BudgetSweep("OLH", lambda e: OLH(4, e), EPS_MIN, EPS_MAX, "hashed",
-                        variants=(("OLH(d=5)", lambda: OLH(5, 1.0)),)),
+    return (domain_sweep(OLH, "hashed"),
             BudgetSweep("OLH(g=3)", lambda e: OLH(4, e, g=3), EPS_MIN, EPS_MAX, "hashed"))
 
 

@@ -36,6 +36,9 @@ __all__ = [
     "Provenance",
     "ReportCodec",
     "array_digest",
+    "check_report_field",
+    "check_report_source",
+    "check_reports",
     "check_source",
     "codec_for",
     "register_report_codec",
@@ -153,6 +156,48 @@ def source_of(reports: Any) -> Provenance | None:
     return src if isinstance(src, Provenance) else None
 
 
+def check_report_source(source: Any, owner: str) -> None:
+    """Refuse a ``source`` field of a report container that is neither a :class:`Provenance` nor ``None``.
+
+    Examples
+    --------
+    >>> from ldpkit.reports import check_report_source
+    >>> check_report_source(None, "PairReports")
+    >>> check_report_source("OUE", "PairReports")
+    Traceback (most recent call last):
+    ...
+    ldpkit._validation.ArgumentTypeError: PairReports source must be a Provenance or None, got 'OUE'
+    """
+    if source is not None and not isinstance(source, Provenance):
+        raise ArgumentTypeError(f"{owner} source must be a Provenance or None, got {describe(source)}")
+
+
+def check_report_field(value: Any, name: str, *, power_of_two: bool = False) -> int:
+    """An integer field ``>= 2`` of a report container (a hash range, a Hadamard order), as ``int``.
+
+    ``name`` names the container and the field (``"HashedReports g"``).  A value that is not an
+    integer raises :class:`~ldpkit.ArgumentTypeError`, one below 2 (or, with ``power_of_two``, not a
+    power of two) :class:`ValueError`.
+
+    Examples
+    --------
+    >>> from ldpkit.reports import check_report_field
+    >>> check_report_field(8, "PairReports K", power_of_two=True)
+    8
+    >>> check_report_field(6, "PairReports K", power_of_two=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: PairReports K must be a power of two >= 2, got 6
+    """
+    what = "a power of two" if power_of_two else "an integer"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(f"{name} must be {what} >= 2, got {describe(value)}")
+    k = int(value)
+    if k < 2 or (power_of_two and k & (k - 1)):
+        raise ValueError(f"{name} must be {what} >= 2, got {describe(value)}")
+    return k
+
+
 def check_source(reports: Any, expected: Provenance) -> None:
     """Refuse reports made by a differently configured mechanism (hand-built reports pass).
 
@@ -168,6 +213,32 @@ def check_source(reports: Any, expected: Provenance) -> None:
             f"reports were made by {src.describe()} but are aggregated by {expected.describe()} ({diff}): "
             "their estimate would be biased"
         )
+
+
+def check_reports(reports: Any, kind: type, expected: Provenance, **sizes: int) -> None:
+    """Refuse reports of another mechanism (:func:`check_source`), of another type than ``kind``, or of other sizes.
+
+    ``sizes`` are the container's size fields and the values the aggregating mechanism uses
+    (``K=8``); the first that differs is named.
+
+    Examples
+    --------
+    >>> from ldpkit import FHR
+    >>> from ldpkit.reports import check_reports
+    >>> fhr = FHR(6, 1.0)
+    >>> check_reports(fhr.perturb([0, 1], rng=0), type(fhr.perturb([0], rng=0)), fhr.provenance, K=8)
+    >>> check_reports([0, 1], type(fhr.perturb([0], rng=0)), fhr.provenance, K=8)
+    Traceback (most recent call last):
+    ...
+    ldpkit._validation.ArgumentTypeError: reports must be PairReports, got list
+    """
+    check_source(reports, expected)
+    if not isinstance(reports, kind):
+        raise ArgumentTypeError(f"reports must be {kind.__name__}, got {type(reports).__name__}")
+    for name, want in sizes.items():
+        got = getattr(reports, name)
+        if got != want:
+            raise ValueError(f"reports were made with {name}={got}, this oracle uses {name}={want}")
 
 
 def with_source(reports: Any, source: Provenance | None) -> Any:

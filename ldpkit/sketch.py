@@ -37,7 +37,7 @@ from ._validation import (EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, hadamard_signs, pool_chunk, support_masks, walsh_hadamard
 from .olh import HASH_FAMILY, hash_items
-from .reports import Provenance, ReportCodec, check_source
+from .reports import Provenance, ReportCodec, check_report_source, check_source
 
 __all__ = ["CMS", "CMS_EPS_MAX", "HCMS", "HadamardSketchReports", "SketchReports"]
 
@@ -112,8 +112,7 @@ class SketchReports:
         if bits.shape[1] != (int(self.m) + 7) // 8:
             raise ValueError(f"SketchReports bits have {bits.shape[1]} bytes per user, expected {(int(self.m) + 7) // 8}")
         _check_rows(self.rows, bits.shape[0], "SketchReports rows")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"SketchReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_source(self.source, "SketchReports")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
@@ -148,8 +147,7 @@ class HadamardSketchReports:
         rows = _check_rows(self.rows, None, "HadamardSketchReports rows")
         _check_rows(self.coords, rows.shape[0], "HadamardSketchReports coords")
         _check_rows(self.plus, rows.shape[0], "HadamardSketchReports plus")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"HadamardSketchReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_source(self.source, "HadamardSketchReports")
 
     def __len__(self) -> int:
         return int(np.asarray(self.rows).shape[0])

@@ -57,7 +57,7 @@ from numpy.typing import ArrayLike
 
 from . import accountant
 from ._rng import RNGLike, as_generator
-from ._sampling import chunk_rows
+from ._sampling import chunk_rows, packed_column_counts
 from ._validation import (
     EPS_MAX,
     EPS_MIN,
@@ -77,7 +77,7 @@ from .accountant import Guarantee, Witness
 from .base import FrequencyOracle, SupportOracle, check_support
 from .channels import Channel, ExplicitChannel
 from .family import BudgetSweep, Family, register_family
-from .reports import Provenance, ReportCodec, array_digest, check_source
+from .reports import Provenance, ReportCodec, array_digest, check_report_source, check_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contracts import Contract
@@ -114,9 +114,6 @@ _RULES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"min": np.m
 
 #: states of the mutual-information recursion above which the accountant enumerates instead
 _MIP_STATES = 1 << 20
-
-#: pairs of classes per block of the ID-LDP reduction
-_BLOCK_ELEMENTS = 1 << 21
 
 
 # ---------------------------------------------------------------------------- sizes and variances
@@ -333,28 +330,8 @@ def _idldp_subset(ch: SubsetChannel, e: np.ndarray, rule: Any) -> Iterator[tuple
     One pair per pair of classes, plus one within-class pair for each class of two or more
     items (``L = -inf`` marks an entry that stands for no pair), as for unary encodings.
     """
-    d = ch.n_inputs
     u, v = _separable_loss(ch)
-    keys = np.column_stack([u, v, e])
-    uniq, first, inverse, counts = np.unique(keys, axis=0, return_index=True, return_inverse=True,
-                                             return_counts=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    order = np.argsort(inverse, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    second = np.where(counts >= 2, order[np.minimum(starts + 1, d - 1)], -1)
-    U, V, E = uniq[:, 0], uniq[:, 1], uniq[:, 2]
-    K = uniq.shape[0]
-    step = max(1, _BLOCK_ELEMENTS // K)
-    for start in range(0, K, step):
-        rows = np.arange(start, min(K, start + step))
-        L = U[rows][:, None] + V[None, :]
-        A = accountant.apply_pair_rule(rule, E[rows][:, None], E[None, :])
-        X = np.broadcast_to(first[rows][:, None], L.shape).copy()
-        XP = np.broadcast_to(first[None, :], L.shape).copy()
-        diag = (np.arange(rows.size), rows)
-        XP[diag] = second[rows]
-        L[diag] = np.where(counts[rows] >= 2, L[diag], -np.inf)
-        yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
+    return accountant.separable_pair_blocks(u, v, e, rule)
 
 
 @accountant.register_closed_form("uldp", SubsetChannel)
@@ -366,10 +343,7 @@ def _uldp_subset(ch: SubsetChannel, sens_mask: np.ndarray, eps: float, protected
     if protected is not None:
         return NotImplemented
     value, pair, _ = _ldp_subset(ch)
-    return accountant.ULDPResult(
-        satisfied=bool(value <= eps + accountant.REL_TOL * max(1.0, abs(eps))), slack=eps - value,
-        worst_inputs=tuple(pair), worst_output=None, epsilon=eps, uldp_epsilon=value, protected=None,
-        invertibility_violations=(), n_invertibility_violations=0)
+    return accountant.uldp_every_output_protected(value, tuple(pair), eps)
 
 
 @accountant.register_closed_form("fldp", SubsetChannel)
@@ -507,8 +481,7 @@ class SubsetReports:
         wrong = np.flatnonzero(sizes != k)
         if wrong.size:
             raise ValueError(f"SubsetReports: user {int(wrong[0])} reports {int(sizes[wrong[0]])} items, not k={k}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"SubsetReports source must be a Provenance or None, got {describe(self.source)}")
+        check_report_source(self.source, "SubsetReports")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
@@ -614,10 +587,6 @@ def _draw_sets(gen: np.random.Generator, x: np.ndarray, keep: np.ndarray, d: int
 _TOP = np.uint8(0x80)
 
 
-#: bit k (np.packbits order) of every byte value, as integers: shape (256, 8)
-_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)[None, :]) & 1).astype(np.int64)
-
-
 class _SubsetSampling:
     """Sampling, aggregation and report handling shared by SS and ID-SS (a mixin over a frequency oracle)."""
 
@@ -655,14 +624,7 @@ class _SubsetSampling:
     def aggregate(self, reports: SubsetReports) -> np.ndarray:
         """Support counts: how many reported sets hold each item (a byte histogram per column of the masks)."""
         reports = self._check_reports(reports)
-        n_bytes = reports.bits.shape[1]
-        hist = np.zeros(n_bytes * 256, dtype=np.int64)
-        offsets = (np.arange(n_bytes, dtype=np.int64) * 256)[None, :]
-        step = chunk_rows(len(reports), n_bytes * 8)
-        for start in range(0, len(reports), step):
-            block = reports.bits[start:start + step]
-            hist += np.bincount((block + offsets).reshape(-1), minlength=n_bytes * 256)
-        return (hist.reshape(n_bytes, 256) @ _BYTE_BITS).reshape(-1)[: self.d]
+        return packed_column_counts(reports.bits, self.d)
 
     def n_reports(self, reports: SubsetReports) -> int:
         return len(reports)

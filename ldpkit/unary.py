@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows
+from ._sampling import PackedBernoulli, bernoulli_matrix, chunk_rows, packed_column_counts
 from ._validation import (
     EPS_MAX,
     EPS_MIN,
@@ -26,13 +26,10 @@ from ._validation import (
 )
 from .base import SupportOracle
 from .channels import UnaryChannel
-from .family import BudgetSweep, Family, register_family, uniform_loss_inverse
-from .reports import Provenance, ReportCodec, array_digest, check_source
+from .family import BudgetSweep, Family, domain_sweep, register_family, uniform_loss_inverse
+from .reports import Provenance, ReportCodec, array_digest, check_report_source, check_source
 
 __all__ = ["UnaryReports", "UnaryEncoding", "RAPPOR", "OUE", "SUE"]
-
-#: bit k (np.packbits order) of every byte value, as integers: shape (256, 8)
-_PATTERN_BITS_INT = ((np.arange(256)[:, None] >> np.arange(7, -1, -1)[None, :]) & 1).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -73,8 +70,7 @@ class UnaryReports:
         if pad and bits.shape[0] and np.any(bits[:, -1] & np.uint8((1 << pad) - 1)):
             user = int(np.flatnonzero(bits[:, -1] & np.uint8((1 << pad) - 1))[0])
             raise ValueError(f"UnaryReports: user {user} has bits set beyond item d-1={int(self.d) - 1}")
-        if self.source is not None and not isinstance(self.source, Provenance):
-            raise ArgumentTypeError(f"UnaryReports source must be a Provenance or None, got {self.source!r}")
+        check_report_source(self.source, "UnaryReports")
 
     def __len__(self) -> int:
         return int(self.bits.shape[0])
@@ -177,17 +173,7 @@ class UnaryEncoding(SupportOracle[UnaryReports]):
         check_source(reports, self.provenance)
         if len(reports) == 0:
             raise ValueError("reports is empty: at least one user is needed")
-        # Histogram each byte column's 256 values, then read the 8 bit counts off the table
-        # of byte patterns: far cheaper than unpacking every bit.
-        n_bytes = reports.bits.shape[1]
-        hist = np.zeros(n_bytes * 256, dtype=np.int64)
-        offsets = (np.arange(n_bytes, dtype=np.int64) * 256)[None, :]
-        step = chunk_rows(len(reports), n_bytes * 8)
-        for start in range(0, len(reports), step):
-            block = reports.bits[start : start + step]
-            hist += np.bincount((block + offsets).reshape(-1), minlength=n_bytes * 256)
-        bit_counts = hist.reshape(n_bytes, 256) @ _PATTERN_BITS_INT  # (n_bytes, 8)
-        return bit_counts.reshape(-1)[: self.d]
+        return packed_column_counts(reports.bits, self.d)
 
     def n_reports(self, reports: UnaryReports) -> int:
         return len(reports)
@@ -347,8 +333,7 @@ def _rappor_sweeps() -> tuple[BudgetSweep, ...]:
 
 
 def _oue_sweeps() -> tuple[BudgetSweep, ...]:
-    return (BudgetSweep("OUE", lambda e: OUE(4, e), EPS_MIN, EPS_MAX, "unary",
-                        variants=(("OUE(d=5)", lambda: OUE(5, 1.0)),)),)
+    return (domain_sweep(OUE, "unary"),)
 
 
 def _ue_sweeps() -> tuple[BudgetSweep, ...]:

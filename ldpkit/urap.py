@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_items, describe
+from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_sensitive_mask
 from ._validation import check_real
 from .accountant import REL_TOL, Guarantee, ULDPResult, Witness, closed_forms, register_closed_form, top2_max_sum
 from .accountant import unary_loss_terms
@@ -43,29 +43,6 @@ from .family import BudgetSweep, Family, register_family
 from .unary import UNARY_CODEC, UnaryEncoding
 
 __all__ = ["URAP", "URAPChannel", "urap_bits"]
-
-
-def _sensitive_mask(sensitive: ArrayLike, d: int) -> np.ndarray:
-    """Boolean mask of length ``d`` from a boolean mask or a list of distinct sensitive items (at least one)."""
-    arr = np.asarray(sensitive)
-    if arr.ndim != 1:
-        raise ArgumentTypeError(f"sensitive must be a 1-d boolean mask or list of item indices, got {describe(sensitive)}")
-    if arr.dtype == bool:
-        if arr.size != d:
-            raise ValueError(f"sensitive mask has length {arr.size}, expected the domain size {d}")
-        mask = arr.copy()
-    else:
-        if arr.size == 0:
-            raise ValueError("sensitive is empty: at least one sensitive item is needed")
-        idx = check_items(arr, d, "sensitive", strict=True)
-        uniq, cnt = np.unique(idx, return_counts=True)
-        if np.any(cnt > 1):
-            raise ValueError(f"sensitive lists item {int(uniq[cnt > 1][0])} more than once")
-        mask = np.zeros(d, dtype=bool)
-        mask[idx] = True
-    if not mask.any():
-        raise ValueError("sensitive selects no item: at least one sensitive item is needed")
-    return mask
 
 
 def urap_bits(epsilon: float, theta: float = 0.5) -> tuple[float, float, float]:
@@ -205,7 +182,7 @@ class URAP(UnaryEncoding):
     def __init__(self, d: int, uldp_epsilon: float, sensitive: ArrayLike, theta: float = 0.5) -> None:
         d = check_domain_size(d)
         eps = check_epsilon(uldp_epsilon, "uldp_epsilon")
-        mask = _sensitive_mask(sensitive, d)
+        mask = check_sensitive_mask(sensitive, d)
         th, phi, a_n = urap_bits(eps, theta)
         a = np.where(mask, th, a_n)
         b = np.where(mask, phi, 0.0)

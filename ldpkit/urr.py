@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._rng import RNGLike, as_generator
-from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_items, describe
+from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items, check_sensitive_mask
 from .accountant import Guarantee
 from .base import ItemReportOracle
 from .channels import ExplicitChannel
@@ -52,33 +52,6 @@ __all__ = ["URR", "MAX_EXPLICIT_D"]
 
 #: largest domain for which :meth:`URR.channel` builds the dense ``d x d`` matrix
 MAX_EXPLICIT_D = 4096
-
-
-def _sensitive_mask(sensitive: ArrayLike, d: int) -> np.ndarray:
-    """Boolean mask of length ``d`` from a boolean mask or a list of sensitive item indices."""
-    arr = np.asarray(sensitive)
-    if arr.ndim == 0:
-        raise ArgumentTypeError(
-            f"sensitive must be a 1-d boolean mask or list of item indices, got {describe(sensitive)}"
-        )
-    if arr.ndim != 1:
-        raise ValueError(f"sensitive must be a 1-d boolean mask or list of item indices, got shape {arr.shape}")
-    if arr.dtype == bool:
-        if arr.size != d:
-            raise ValueError(f"sensitive mask has length {arr.size}, expected the domain size {d}")
-        mask = arr.copy()
-    else:
-        if arr.size == 0:
-            raise ValueError("sensitive is empty: at least one sensitive item is needed")
-        idx = check_items(arr, d, "sensitive", strict=True)
-        uniq, cnt = np.unique(idx, return_counts=True)
-        if np.any(cnt > 1):
-            raise ValueError(f"sensitive lists item {int(uniq[cnt > 1][0])} more than once")
-        mask = np.zeros(d, dtype=bool)
-        mask[idx] = True
-    if not mask.any():
-        raise ValueError("sensitive selects no item: at least one sensitive item is needed")
-    return mask
 
 
 class URR(ItemReportOracle):
@@ -115,7 +88,7 @@ class URR(ItemReportOracle):
     def __init__(self, d: int, uldp_epsilon: float, sensitive: ArrayLike) -> None:
         d = check_domain_size(d)
         eps = check_epsilon(uldp_epsilon, "uldp_epsilon")
-        mask = _sensitive_mask(sensitive, d)
+        mask = check_sensitive_mask(sensitive, d)
         super().__init__(d)
         #: the ULDP budget (ratio bound ``e^eps`` on the sensitive, protected outputs)
         self.uldp_epsilon = eps

@@ -34,10 +34,13 @@ __all__ = [
     "apply_pair_rule",
     "check_idldp",
     "check_minidldp",
+    "constant_pair_blocks",
     "fit_to_budgets",
     "idldp_scale",
+    "matrix_pair_blocks",
     "minidldp_scale",
     "resolve_pair_rule",
+    "separable_pair_blocks",
 ]
 
 #: the name of a built-in pair rule (each is positively homogeneous)
@@ -166,6 +169,43 @@ def _row_blocks(
         yield L, A, X, XP, Y
 
 
+def _no_output(rows: np.ndarray, d: int) -> np.ndarray:
+    return np.full((rows.size, d), -1, dtype=np.int64)
+
+
+def matrix_pair_blocks(full: np.ndarray, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
+    """ID-LDP blocks ``(L, A, X, X', Y)`` of every ordered pair from a ``d x d`` log-ratio matrix ``full``.
+
+    For the closed forms of channel kinds whose pairwise log-ratios are known in full (no worst
+    output is named, ``Y = -1``).  ``A`` is the pair rule ``r(e_x, e_x')``; the diagonal has ``L = -inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.accountant import matrix_pair_blocks
+    >>> full = np.array([[0.0, 1.0], [2.0, 0.0]])
+    >>> L, A, X, XP, Y = next(matrix_pair_blocks(full, np.array([1.0, 3.0]), np.minimum))
+    >>> L.tolist(), A.tolist()
+    ([[-inf, 1.0], [2.0, -inf]], [[1.0, 1.0], [1.0, 3.0]])
+    """
+    d = full.shape[0]
+    return _row_blocks(d, e, rule, lambda rows: (full[rows].copy(), _no_output(rows, d)))
+
+
+def constant_pair_blocks(d: int, value: float, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
+    """ID-LDP blocks of a channel on ``d`` inputs whose every ordered pair has the log-ratio ``value``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.accountant import constant_pair_blocks
+    >>> L, A, X, XP, Y = next(constant_pair_blocks(2, 0.5, np.array([1.0, 3.0]), np.minimum))
+    >>> L.tolist(), Y.tolist()
+    ([[-inf, 0.5], [0.5, -inf]], [[-1, -1], [-1, -1]])
+    """
+    return _row_blocks(d, e, rule, lambda rows: (np.full((rows.size, d), value), _no_output(rows, d)))
+
+
 @_IDLDP.register(ExplicitChannel)
 def _explicit_blocks(ch: ExplicitChannel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
     """Every ordered pair, by enumeration of the outputs."""
@@ -174,25 +214,26 @@ def _explicit_blocks(ch: ExplicitChannel, e: np.ndarray, rule: RuleFunction) -> 
 
 def _dense_blocks(ch: Channel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
     """Every ordered pair, from the channel's full ``d x d`` log-ratio matrix."""
-    full = pairwise_log_ratio(ch)
-
-    def rows_fn(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return full[rows].copy(), np.full((rows.size, full.shape[1]), -1, dtype=np.int64)
-
-    return _row_blocks(ch.n_inputs, e, rule, rows_fn)
+    return matrix_pair_blocks(pairwise_log_ratio(ch), e, rule)
 
 
-@_IDLDP.register(UnaryChannel)
-def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
-    """Unary closed form on classes of equal ``(u, v, eps)``: one pair per class pair.
+def separable_pair_blocks(u: np.ndarray, v: np.ndarray, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
+    """ID-LDP blocks of a channel with ``L(x, x') = u[x] + v[x']`` for ``x != x'``, on classes of equal ``(u, v, eps)``.
 
-    ``L(x, x') = u[x] + v[x']`` for ``x != x'`` (Foundations chapter,
-    :prf:ref:`thm-ue-pairwise`), so ``L`` and ``r`` depend on the classes only; a within-class pair
-    exists when the class has two or more items.  Entries that stand for no pair have
-    ``L = -inf``.
+    ``L`` and the rule depend on the classes only, so one pair stands for each pair of classes,
+    plus one within-class pair for each class of two or more items; an entry that stands for no
+    pair has ``L = -inf``.  Cost ``O(K^2)`` for ``K`` classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpkit.accountant import separable_pair_blocks
+    >>> u, v = np.array([1.0, 1.0, 2.0]), np.array([0.0, 0.0, -1.0])
+    >>> L, A, X, XP, Y = next(separable_pair_blocks(u, v, np.ones(3), np.minimum))
+    >>> L.tolist(), X[:, 0].tolist(), XP.diagonal().tolist()
+    ([[1.0, 0.0], [2.0, -inf]], [0, 2], [1, -1])
     """
-    d = ch.n_inputs
-    u, v = unary_loss_terms(ch)
+    d = u.size
     keys = np.column_stack([u, v, e])
     uniq, first, inverse, counts = np.unique(keys, axis=0, return_index=True, return_inverse=True, return_counts=True)
     inverse = np.asarray(inverse).reshape(-1)
@@ -212,6 +253,17 @@ def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: RuleFunction) -> 
         XP[diag] = second[rows]
         L[diag] = np.where(counts[rows] >= 2, L[diag], -np.inf)
         yield L, A, X, XP, np.full(L.shape, -1, dtype=np.int64)
+
+
+@_IDLDP.register(UnaryChannel)
+def _unary_class_blocks(ch: UnaryChannel, e: np.ndarray, rule: RuleFunction) -> Iterator[Block]:
+    """Unary closed form on classes of equal ``(u, v, eps)``: one pair per class pair.
+
+    ``L(x, x') = u[x] + v[x']`` for ``x != x'`` (Foundations chapter,
+    :prf:ref:`thm-ue-pairwise`), so :func:`separable_pair_blocks` applies.
+    """
+    u, v = unary_loss_terms(ch)
+    return separable_pair_blocks(u, v, e, rule)
 
 
 Method = Literal["auto", "dense", "classes"]

@@ -20,6 +20,7 @@ IPLDP chapter, :prf:ref:`def-uldp`, where uRR is derived (:eq:`eq-urr`, :prf:ref
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Optional
 
 import numpy as np
@@ -27,11 +28,14 @@ from numpy.typing import ArrayLike
 
 from .._validation import ArgumentTypeError, check_positive_real, describe
 from ..channels import ExplicitChannel, UnaryChannel
-from ._core import ChannelLike, CheckResult, ClosedForms, Notion, as_channel, closed_forms, register_notion, within
+from ._core import ChannelLike, CheckResult, ClosedForms, Notion, Witness, as_channel, closed_forms
+from ._core import register_closed_form, register_notion, within
+from .idldp import constant_pair_blocks
 from .ipldp import sensitive_indices
 from .ldp import ldp_epsilon
 
-__all__ = ["ULDP", "ULDPResult", "check_uldp", "uldp_epsilon"]
+__all__ = ["ULDP", "ULDPResult", "check_uldp", "uldp_epsilon", "uldp_every_output_protected",
+           "register_constant_pair_forms"]
 
 _ULDP: ClosedForms["ULDPResult"] = closed_forms("uldp", "ULDP")
 
@@ -146,11 +150,27 @@ def _uldp_unary(ch: UnaryChannel, sens_mask: np.ndarray, eps: float, protected: 
     a, b = ch.a, ch.b
     if protected is not None or not np.all((a > 0) & (a < 1) & (b > 0) & (b < 1)):
         return NotImplemented
-    value = ldp_epsilon(ch)
+    return uldp_every_output_protected(ldp_epsilon(ch), (), eps)
+
+
+def uldp_every_output_protected(value: float, worst_inputs: tuple[int, ...], eps: float) -> ULDPResult:
+    """The ULDP result of a channel none of whose outputs is invertible: every output is protected.
+
+    For the closed forms of channels whose every output has positive probability under every
+    input (``protected=None``): ULDP is then LDP on all outputs, so the result is the channel's
+    LDP value ``value``, attained at ``worst_inputs``, against the budget ``eps``.
+
+    Examples
+    --------
+    >>> from ldpkit.accountant import uldp_every_output_protected
+    >>> res = uldp_every_output_protected(1.0, (0, 1), 1.5)
+    >>> res.satisfied, res.slack, res.protected
+    (True, 0.5, None)
+    """
     return ULDPResult(
         satisfied=bool(within(value, eps)),
         slack=eps - value,
-        worst_inputs=(),
+        worst_inputs=worst_inputs,
         worst_output=None,
         epsilon=eps,
         uldp_epsilon=value,
@@ -223,3 +243,42 @@ ULDP: Notion[ULDPResult] = register_notion(
     Notion("uldp", check_uldp, uldp_epsilon, context=("sensitive",), optional=("protected",), display="ULDP",
            order=60, label="def-uldp", description="utility-optimised LDP (Murakami and Kawamoto, def-uldp)")
 )
+
+
+def register_constant_pair_forms(
+    kind: type, value: Callable[[Any], float], uldp_applies: Callable[[Any], bool] = lambda ch: True
+) -> None:
+    """Register the LDP, pairwise, ID-LDP and ULDP closed forms of a channel kind whose every pair is alike.
+
+    For channels of class ``kind`` on which every ordered pair of distinct inputs has the same
+    largest log-ratio ``value(ch)`` and every output is possible under every input (so, for
+    ULDP, every output is protected and ULDP is LDP).  The LDP witness is the pair ``(0, 1)``;
+    ``uldp_applies(ch)`` false (for example a deterministic channel) leaves ULDP to enumeration.
+
+    Examples
+    --------
+    >>> from ldpkit import accountant
+    >>> from ldpkit.hadamard_mechanism import HM      # its channel's forms are registered this way
+    >>> accountant.pairwise_log_ratio(HM(3, 1.0).channel()).round(12).tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
+    """
+
+    @register_closed_form("ldp", kind)
+    def _ldp(ch: Any) -> Witness:
+        return Witness(value(ch), (0, 1), None) if ch.n_inputs >= 2 else Witness(0.0, (), None)
+
+    @register_closed_form("pairwise", kind)
+    def _pairwise(ch: Any) -> np.ndarray:
+        out = np.full((ch.n_inputs, ch.n_inputs), value(ch))
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    @register_closed_form("id-ldp", kind)
+    def _idldp(ch: Any, e: np.ndarray, rule: Any) -> Any:
+        return constant_pair_blocks(ch.n_inputs, value(ch), e, rule)
+
+    @register_closed_form("uldp", kind)
+    def _uldp(ch: Any, sens_mask: np.ndarray, eps: float, protected: Any) -> Any:
+        if protected is not None or not uldp_applies(ch):
+            return NotImplemented
+        return uldp_every_output_protected(value(ch), (0, 1), eps)

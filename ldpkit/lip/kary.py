@@ -30,7 +30,7 @@ from .._validation import (
 )
 from ..accountant import Guarantee, check_ldp, check_lip, ldp_epsilon, lip_epsilon
 from ..channel_oracle import ChannelOracle
-from ..channels import ExplicitChannel, UnaryChannel
+from ..channels import ExplicitChannel, UnaryChannel, rr_matrix
 from ..family import Family, register_family
 
 if TYPE_CHECKING:
@@ -448,11 +448,7 @@ def optimal_kary_ldp(
 
 
 def _grr_channel(k: int, eps: float) -> ExplicitChannel:
-    tail = math.exp(-eps)
-    p = 1.0 / (1.0 + (k - 1) * tail)
-    m = np.full((k, k), tail * p)
-    np.fill_diagonal(m, p)
-    return ExplicitChannel(m)
+    return ExplicitChannel(rr_matrix(eps, k))
 
 
 def _oue_channel(k: int, eps: float) -> UnaryChannel:
