@@ -20,8 +20,8 @@ import os
 import re
 import shutil
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
