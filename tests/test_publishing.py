@@ -42,8 +42,8 @@ CFF_SCHEMA = REPO / "tests" / "cff" / "schema-1.2.0.json"
 CFF_SCHEMA_SHA256 = "0b8d22140da702d766df318dcff3a91af2f39521298dcf36d76315fd99cc169b"
 
 #: the extras whose union (with the core dependencies) is the environment the results are made
-#: with: `pip install -e ".[test]"` pulls in book, cluster and, through book, data
-EXTRAS = ("data", "book", "cluster", "test")
+#: with: `pip install -e ".[test]"` pulls in book, cluster and, through book, data and peers
+EXTRAS = ("data", "peers", "book", "cluster", "test")
 
 #: pip requirement -> the conda packages that provide it, where the names differ by more than
 #: pip's own normalisation (case, ``_`` / ``.`` / ``-``; so types-PyYAML = types-pyyaml needs no
