@@ -458,12 +458,12 @@ def minidldp(budgets: ArrayLike) -> Contract:
 
 
 def ipldp(budgets: ArrayLike) -> Contract:
-    """(D_S, E)-IPLDP: ``budgets`` finite on the sensitive items, ``inf`` on the others (IPLDP chapter, :prf:ref:`def-ipldp`)."""
+    r"""(:math:`\mathcal{D}_S, \mathcal{E}`)-IPLDP: ``budgets`` finite on the sensitive items, ``inf`` on the others (IPLDP chapter, :prf:ref:`def-ipldp`)."""
     return promise("ipldp", int(np.size(budgets)), budgets=budgets)
 
 
 def uldp(d: int, epsilon: float, sensitive: ArrayLike) -> Contract:
-    """(X_S, eps)-ULDP for the sensitive items ``sensitive`` (IPLDP chapter, :prf:ref:`def-uldp`)."""
+    r"""(:math:`\mathcal{X}_S, \varepsilon`)-ULDP for the sensitive items ``sensitive`` (IPLDP chapter, :prf:ref:`def-uldp`)."""
     return promise("uldp", d, epsilon=epsilon, sensitive=sensitive)
 
 

@@ -1,4 +1,4 @@
-"""Hadamard mechanisms: Hadamard Response (HR) and Flexible Hadamard Response (FHR).
+r"""Hadamard mechanisms: Hadamard Response (HR) and Flexible Hadamard Response (FHR).
 
 Both encode item ``x`` (``0 <= x < d``) as row ``r = x + 1`` of the Sylvester Hadamard
 matrix ``H_K``, ``H_K[r, k] = (-1)^popcount(r & k)``, with ``K`` the smallest power of two
@@ -27,41 +27,41 @@ prose (Algorithm 1 and Sec. 5).  Each modelling decision and the sentence it res
 brackets mark symbols lost in the extraction, filled in by this reconstruction; the counts in
 item 6 are confirmed by enumeration in ``tests/test_hadamard.py``):
 
-1. *Encoding.*  Sec. 5.1, "Encoding": "We first encode each item into a [K]-length vector
-   mapping from Hadamard matrix [H_K], except for the first row"; "half of the encoded vector
-   values are [+1] and the others are [-1]"; "the positions of a vector at [+1] or [-1] have
-   half values [+1] and half values [-1] in any other vector".  Chosen: row ``x + 1`` of the
+1. *Encoding.*  Sec. 5.1, "Encoding": "We first encode each item into a :math:`K`-length vector
+   mapping from Hadamard matrix :math:`H_K`, except for the first row"; "half of the encoded vector
+   values are :math:`+1` and the others are :math:`-1`"; "the positions of a vector at :math:`+1` or :math:`-1` have
+   half values :math:`+1` and half values :math:`-1` in any other vector".  Chosen: row ``x + 1`` of the
    Sylvester matrix (their eq. 6 is the Sylvester recursion, and the notation table reads
-   "Hadamard matrices of order [2^k] for every nonnegative integer [k]"), ``K`` the smallest
+   "Hadamard matrices of order :math:`2^k` for every nonnegative integer :math:`k`"), ``K`` the smallest
    power of two with ``K - 1 >= d``.  Skipping row 0 is what makes both properties hold.
-2. *Sampling.*  Sec. 5.1, "Perturbation": "we randomly select one [+1] value and one [-1]
+2. *Sampling.*  Sec. 5.1, "Perturbation": "we randomly select one :math:`+1` value and one :math:`-1`
    value from the encoding vector".  Chosen: ``j`` uniform on ``P(x)`` and ``l`` uniform on
    ``N(x)``, independently (the prose gives no other law, and Theorem 1's proof needs the
    "four cases of equal probability").
 3. *Randomised response on the pair.*  "We then use a random response to perturb this pair.
-   Each user holds the true values with probability [p] and the reverse values with
-   probability [1 - p]".  Chosen: ``p = e^eps / (e^eps + 1)``, the binary randomised response
+   Each user holds the true values with probability :math:`p` and the reverse values with
+   probability :math:`1 - p`".  Chosen: ``p = e^eps / (e^eps + 1)``, the binary randomised response
    of Sec. 3.3.1; with it the closing ratio of Theorem 2 (lost in the extraction) is
    ``p / (1 - p) = e^eps``, the FLDP budget.
-4. *The report.*  "user [u] has a vector of length [K] that has values only at the positions
-   of [j] and [l] and has value 0 at all other positions.  Thus, each user sends [(j, l,
-   v_j)] ... Because [v_l] is the inverse of [v_j], we do not need to send the value".
+4. *The report.*  "user :math:`u` has a vector of length :math:`K` that has values only at the positions
+   of :math:`j` and :math:`l` and has value 0 at all other positions.  Thus, each user sends :math:`(j, l, v_j)`
+   ... Because :math:`v_l` is the inverse of :math:`v_j`, we do not need to send the value".
    Chosen: the report *is* that vector ``v = s e_j - s e_l`` (``s = +1`` kept, ``-1``
    reversed), stored as the ordered pair ``(a, z)`` = (position holding ``+1``, position
    holding ``-1``): ``2 log2 K`` bits, the same information as the triple.  The triple must
    not be sent with ``j`` always first: then the position order would reveal ``P(x)`` and
    the randomised bit would be ignorable.
 5. *Estimator.*  Sec. 5.1, "Frequency Estimation": "the aggregator adds vectors sent by
-   the user to obtain a summation vector of length [K].  Thereafter, the corresponding
+   the user to obtain a summation vector of length :math:`K`.  Thereafter, the corresponding
    Hadamard vector of any item can be calculated with [it] to obtain the corresponding
    frequency (7)", and Theorem 1's proof: from item ``x`` "each participant gives 2 with
-   probability [p] or [-2] with probability [1 - p]"; from any other item "four cases of equal
+   probability :math:`p` or :math:`-2` with probability :math:`1 - p`"; from any other item "four cases of equal
    probability ... In the first and second cases, [the product] is always equal to 0".
    Chosen: ``V = sum_u v_u`` and ``c_hat_i = <H_K[i + 1], V> / (2 (2p - 1))``, the unbiased
    correction of that dot product (the "correction" of the notation table).
-6. *Privacy.*  Theorem 2: "There are a total of [K^2/2] outputs for each item ... the
-   intersection between the two ranges is [K^2/4] ... the sensitivity is maximized when [x]
-   and [x'] are opposites ... Then FHR satisfies ([alpha] = 0.5)-FLDP".  Recomputed here
+6. *Privacy.*  Theorem 2: "There are a total of :math:`K^2/2` outputs for each item ... the
+   intersection between the two ranges is :math:`K^2/4` ... the sensitivity is maximized when :math:`x`
+   and :math:`x'` are opposites ... Then FHR satisfies (:math:`\alpha = 0.5`)-FLDP".  Recomputed here
    (closed forms in :mod:`ldpkit.accountant.fldp`, checked by enumeration in the tests): under
    the pairwise reading of :func:`~ldpkit.accountant.fldp_parameters`, FHR is
    ``(alpha, eps)``-FLDP with ``alpha = 1/2`` and ``eps`` the budget, both tight; its

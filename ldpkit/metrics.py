@@ -182,7 +182,7 @@ def mse(
         divided by the number of users.  Equals ``n * l2_loss(f, f_hat)`` for single-item data.
         ID-LDP (Gu et al., ``gu2020idldp``) Sec. VII (preamble, "Evaluation Metrics"), plotted in
         Figs. 2, 3 and 5 (one run; ID-LDP averages 10 repeats).  IPLDP (Li et al.,
-        ``li2023ipldp``) Sec. 7.1 "Metrics", eq. (25), Figs. 2-4 (f_x there is the true
+        ``li2023ipldp``) Sec. 7.1 "Metrics", eq. (25), Figs. 2-4 (:math:`f_x` there is the true
         *count*; averaged over 100 repeats).
     ``"sum"``
         ``sum_i (c_hat_i - c_i)^2``: its expectation is the "total MSE" ``sum_i Var[c_hat_i]``

@@ -308,7 +308,7 @@ def check_idldp(ch: ChannelLike, budgets: ArrayLike, *, r: PairRule = "min", met
         ``to_explicit()`` for a small channel of any other kind), ``"dense"`` (reduce the
         full ``d x d`` matrix of :func:`~ldpkit.accountant.pairwise_log_ratio`) or
         ``"classes"`` (unary only: group items with equal ``(u, v, eps)``, then check one
-        pair per class pair plus one within-class pair per class of size >= 2; exact because
+        pair per class pair plus one within-class pair per class of two or more items; exact because
         ``L`` and ``r`` only depend on the classes, cost ``O(K^2)`` for ``K`` classes instead
         of ``O(d^2)``).
 

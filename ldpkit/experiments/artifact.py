@@ -12,13 +12,14 @@ on each paper item taken from its claims register.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .. import datasets as _datasets
 from .check import load_reference, reference_seconds
 from .registry import list_experiments
 
-__all__ = ["ArtifactItem", "artifact_items", "citation_text", "data_availability"]
+__all__ = ["ArtifactItem", "PAPER_CITATIONS", "artifact_items", "citation_text", "data_availability"]
 
 
 @dataclass(frozen=True)
@@ -97,18 +98,31 @@ def data_availability() -> list[dict[str, str]]:
     return rows
 
 
+#: how a citation names the paper whose figure, table or section an item reruns (authors and year,
+#: never the BibTeX key)
+PAPER_CITATIONS: dict[str, str] = {"gu2020idldp": "Gu et al. (2020)", "li2023ipldp": "Li et al. (2023)",
+                                   "zhao2022fldp": "Zhao et al. (2022)", "jiang2018lip": "Jiang et al. (2018)",
+                                   "arcolezi2024revealing": "Arcolezi and Gambs (2024)"}
+_PAPER_ITEM = re.compile(r"^(Fig\.|Table|Sec\.) ")
+
+
 def citation_text(experiment_id: str, version: str, commit: str | None = None) -> str:
     """How to cite one figure or table at one version: the item, the version and the rerun command.
+
+    A paper's figure, table or section is named with the paper's authors and year; any other item
+    (a synthesis or auditing result, the notion map) is the companion's own.
 
     Examples
     --------
     >>> print(citation_text("idldp-fig3", "0.1.0", "abc1234"))  # doctest: +NORMALIZE_WHITESPACE
-    ldpkit developers. ldpkit 0.1.0 (commit abc1234): Fig. 3 of gu2020idldp, rerun with `ldpkit reproduce
-    idldp-fig3` (seed 20200424); data: the provenance record idldp-fig3.json.
+    ldpkit developers. ldpkit 0.1.0 (commit abc1234): Fig. 3 of Gu et al. (2020), rerun with `ldpkit
+    reproduce idldp-fig3` (seed 20200424); data: the provenance record idldp-fig3.json.
     """
     from .registry import get
 
     exp = get(experiment_id)
     at = f" (commit {commit})" if commit else ""
-    return (f"ldpkit developers. ldpkit {version}{at}: {exp.item} of {exp.paper}, rerun with "
+    what = (f"{exp.item} of {PAPER_CITATIONS.get(exp.paper, exp.paper)}" if _PAPER_ITEM.match(exp.item)
+            else f"{exp.item} (the companion's own)")
+    return (f"ldpkit developers. ldpkit {version}{at}: {what}, rerun with "
             f"`ldpkit reproduce {exp.id}` (seed {exp.defaults.seed}); data: the provenance record {exp.id}.json.")

@@ -41,7 +41,7 @@ __all__ = [
     "optimal_symmetric_lip",
 ]
 
-#: the largest budget of the binary optimisers; their optimal flip probabilities are about e^-eps, and
+#: the largest budget of the binary optimisers; their optimal flip probabilities are about :math:`e^{-\varepsilon}`, and
 #: beyond 300 the vertex computation meets products near the bottom of double precision
 MAX_BINARY_EPS = 300.0
 

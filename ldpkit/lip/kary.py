@@ -53,7 +53,7 @@ OBJECTIVES = ("mse", "map")
 #: largest k of :func:`optimal_kary_lip` (``k 2^(k-1)`` candidate ratio vectors)
 MAX_KARY_K = 12
 
-#: the largest budget of the k-ary optimisers; beyond it the ratio vectors span more than e^{2 * 30}
+#: the largest budget of the k-ary optimisers; beyond it the ratio vectors span more than :math:`e^{60}`
 #: and the linear programme loses its accuracy in double precision
 MAX_KARY_EPS = 30.0
 

@@ -140,7 +140,7 @@ def read_gowalla_checkins(path: PathLike, *, truncated: Literal["error", "drop"]
     """Read the raw SNAP Gowalla check-ins (``loc-gowalla_totalCheckins.txt``, optionally gzipped).
 
     Tab-separated lines ``user, time, latitude, longitude, location`` with times like
-    ``2010-10-19T23:55:27Z``.  Every field is validated (integer ids >= 0, ISO time in UTC,
+    ``2010-10-19T23:55:27Z``.  Every field is validated (non-negative integer ids, ISO time in UTC,
     latitude in [-90, 90], longitude in [-180, 180]); the first bad line raises.  Line endings,
     truncation and compression are checked as in :func:`read_fimi`.  Datasets chapter,
     :ref:`sec-datasets-parsers`.
