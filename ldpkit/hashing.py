@@ -588,7 +588,7 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
         return f"{type(self).__name__}(d={self.d}, epsilon={self.epsilon:.6g}, k={self.k}, {cells})"
 
     def arguments(self) -> dict[str, Any]:
-        """``d``, ``epsilon``, ``k`` and the number of cells, under the constructor's name for it (:attr:`cells_arg`)."""
+        """``d``, ``epsilon``, ``k`` and the number of cells, under the name :attr:`cells_arg` gives it."""
         return {"d": self.d, "epsilon": self.epsilon, "k": self.k, self.cells_arg: getattr(self, self.cells_arg)}
 
     def n_reports(self, reports: Any) -> int:
