@@ -42,7 +42,6 @@ class BLH(OLH):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from ldpkit import accountant
     >>> from ldpkit.blh import BLH
     >>> blh = BLH(10, 1.0)

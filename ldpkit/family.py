@@ -66,13 +66,17 @@ __all__ = [
     "BudgetSweep",
     "ContextKey",
     "Family",
+    "budget_range_limits",
+    "budget_range_refusal",
     "context_of",
     "domain_sweep",
     "families",
     "family_of",
+    "finite_budgets",
     "get_family",
     "load_module",
     "pair_budget_minima",
+    "per_item_budgets",
     "register_family",
     "smallest_budget",
     "uniform_loss_inverse",
@@ -188,6 +192,84 @@ def smallest_budget(contract: Contract) -> float:
     e = contract.budget_vector()
     finite = e[np.isfinite(e)]
     return float(finite.min()) if finite.size else 1.0
+
+
+def finite_budgets(budgets: Any) -> np.ndarray:
+    """Per-item budgets with ``inf`` (no budget) read as the largest finite one (every budget 1 when none is finite).
+
+    What the families that need finite budgets (IDUE, ID-SS) build and calibrate from.
+
+    Examples
+    --------
+    >>> from ldpkit.family import finite_budgets
+    >>> finite_budgets([0.5, float("inf"), 2.0]).tolist()
+    [0.5, 2.0, 2.0]
+    """
+    e = np.asarray(budgets, dtype=float)
+    finite = e[np.isfinite(e)]
+    return np.where(np.isfinite(e), e, finite.max() if finite.size else 1.0)
+
+
+def per_item_budgets(name: str, d: int, budgets: Any) -> np.ndarray:
+    """The ``budgets`` an ``at_budget`` of family ``name`` is given, one per item, through :func:`finite_budgets`.
+
+    Raises
+    ------
+    ValueError
+        When ``budgets`` is ``None`` or does not hold ``d`` budgets.
+
+    Examples
+    --------
+    >>> from ldpkit.family import per_item_budgets
+    >>> per_item_budgets("IDUE", 3, [1.0, float("inf"), 2.0]).tolist()
+    [1.0, 2.0, 2.0]
+    >>> per_item_budgets("IDUE", 3, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: IDUE is built from per-item budgets: pass budgets (one per item)
+    """
+    if budgets is None:
+        raise ValueError(f"{name} is built from per-item budgets: pass budgets (one per item)")
+    e = finite_budgets(budgets)
+    if e.shape != (d,):
+        raise ValueError(f"budgets must hold one budget per item ({d}), got shape {e.shape}")
+    return e
+
+
+def budget_range_refusal(contract: Contract, lo: float, hi: float, solver: str) -> Optional[str]:
+    """Why a family whose ``solver`` takes per-item budgets in ``[lo, hi]`` does not apply to a promise, or ``None``.
+
+    The promise's budgets are read as in :func:`finite_budgets` (a family's ``applies`` hook).
+
+    Examples
+    --------
+    >>> from ldpkit import contracts
+    >>> from ldpkit.family import budget_range_refusal
+    >>> budget_range_refusal(contracts.ipldp([0.5, 2.0, float("inf")]), 0.1, 10.0, "IDUE's solver") is None
+    True
+    >>> budget_range_refusal(contracts.ipldp([0.5, 20.0]), 0.1, 10.0, "IDUE's solver")
+    "IDUE's solver takes budgets in [0.1, 10]"
+    """
+    e = finite_budgets(contract.budget_vector())
+    if e.min() < lo or e.max() > hi:
+        return f"{solver} takes budgets in [{lo:g}, {hi:g}]"
+    return None
+
+
+def budget_range_limits(contract: Contract, lo: float, hi: float) -> tuple[float, float]:
+    """The factors ``t`` such that ``t`` times the promise's budgets stays in ``[lo, hi]`` (a family's ``limits`` hook).
+
+    The promise's budgets are read as in :func:`finite_budgets`.
+
+    Examples
+    --------
+    >>> from ldpkit import contracts
+    >>> from ldpkit.family import budget_range_limits
+    >>> budget_range_limits(contracts.ipldp([0.5, 2.0, float("inf")]), 0.1, 10.0)
+    (0.2, 5.0)
+    """
+    e = finite_budgets(contract.budget_vector())
+    return lo / float(e.min()), hi / float(e.max())
 
 
 #: the promise's parameters that hold one datum per item (``ldpkit.accountant.SHARED_PARAMETERS``)

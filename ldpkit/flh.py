@@ -25,8 +25,8 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._rng import RNGLike, as_generator
-from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_items, check_positive_int
+from ._rng import RNGLike
+from ._validation import EPS_MAX, EPS_MIN, check_domain_size, check_epsilon, check_positive_int
 from .channels import rr_probabilities
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, pool_chunk, support_masks
@@ -84,6 +84,7 @@ class FLH(PooledHashOracle[HashedReports]):
     """
 
     base = "grr"
+    cells_arg = "g"
 
     def __init__(self, d: int, epsilon: float, k: int = DEFAULT_POOL, g: Optional[int] = None) -> None:
         d = check_domain_size(d)
@@ -100,24 +101,15 @@ class FLH(PooledHashOracle[HashedReports]):
         self._init_pool(hash_items(np.arange(k, dtype=np.uint64)[:, None], np.arange(d)[None, :], g_val), g_val,
                         self.p_prime, self.q_prime)
 
-    def __repr__(self) -> str:
-        return f"FLH(d={self.d}, epsilon={self.epsilon:.6g}, k={self.k}, g={self.g})"
-
     def report_parameters(self) -> dict[str, Any]:
         """``d``, ``epsilon``, ``k``, ``g`` and the hash family."""
         return {"d": self.d, "epsilon": self.epsilon, "k": self.k, "g": self.g, "hash": HASH_FAMILY}
 
-    def arguments(self) -> dict[str, Any]:
-        """``d``, ``epsilon``, ``k`` and ``g``."""
-        return {"d": self.d, "epsilon": self.epsilon, "k": self.k, "g": self.g}
-
     # ------------------------------------------------------------------ sampling
     def perturb(self, items: ArrayLike, rng: RNGLike = None) -> HashedReports:
         """Draw a pool index per user, hash the item with it, randomised response over the ``g`` buckets."""
-        items = check_items(items, self.d)
-        gen = as_generator(rng)
+        items, gen, j = self._draw_hashes(items, rng)
         n = items.size
-        j = gen.integers(0, self.k, size=n)
         h = self.pool[j, items]
         keep = gen.random(n) < self.p_prime
         other = gen.integers(0, self.g - 1, size=n)
@@ -144,9 +136,6 @@ class FLH(PooledHashOracle[HashedReports]):
             hits = np.searchsorted(flat, keys, side="right") - np.searchsorted(flat, keys, side="left")
         out: np.ndarray = hits.sum(axis=0)
         return out
-
-    def n_reports(self, reports: HashedReports) -> int:
-        return len(reports)
 
     def output_index(self, reports: HashedReports) -> np.ndarray:
         """The set of items each report supports, as a bit mask (the column of the channel's outputs; ``d <= 62``)."""

@@ -56,9 +56,10 @@ from typing import Any, ClassVar, Literal, Optional, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._rng import RNGLike, as_generator
 from ._sampling import chunk_rows
-from ._validation import (ArgumentTypeError, check_counts, check_positive_int, check_probability, check_real_counts,
-                          describe)
+from ._validation import (ArgumentTypeError, check_counts, check_items, check_positive_int, check_probability,
+                          check_real_counts, describe)
 from .accountant import FLDPParameters, ULDPResult, Witness, matrix_pair_blocks, register_closed_form
 from .accountant import uldp_every_output_protected
 from .base import FrequencyOracle, ReportT, check_support
@@ -535,7 +536,7 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     and it is the papers' estimator, :meth:`ideal_estimate_from_support`; a finite pool's
     collisions make that one biased.
 
-    A subclass sets :attr:`base`, calls ``_init_pool`` and implements sampling and
+    A subclass sets :attr:`base` and :attr:`cells_arg`, calls ``_init_pool`` and implements sampling and
     aggregation.  Support counts of different items are correlated through the shared hash, so
     :meth:`~ldpkit.base.FrequencyOracle.simulate` runs the per-user path
     (:attr:`aggregate_simulation_exact` is ``False``).
@@ -554,6 +555,8 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     #: support probability when the item shares the user's cell, and when it does not
     hit: float
     miss: float
+    #: the constructor's name for the number of cells, ``"g"`` (FLH's buckets) or ``"m"`` (the sketches' cells)
+    cells_arg: ClassVar[str]
 
     def _init_pool(self, pool: np.ndarray, cells: int, p: float, q: float) -> None:
         """Set the pool (``k x d`` cells) and the base's probabilities; refuse a pool that cannot tell items apart."""
@@ -579,6 +582,23 @@ class PooledHashOracle(FrequencyOracle[ReportT]):
     def channel(self) -> HashedChannel:
         """Exact channel over the pool's hash functions, outputs the supported item sets (:prf:ref:`def-hashed-channel`)."""
         return HashedChannel(self.d, self.base, self.cells, self._p, self._q, self.pool)
+
+    def __repr__(self) -> str:
+        cells = f"{self.cells_arg}={getattr(self, self.cells_arg)}"
+        return f"{type(self).__name__}(d={self.d}, epsilon={self.epsilon:.6g}, k={self.k}, {cells})"
+
+    def arguments(self) -> dict[str, Any]:
+        """``d``, ``epsilon``, ``k`` and the number of cells, under the name :attr:`cells_arg` gives it."""
+        return {"d": self.d, "epsilon": self.epsilon, "k": self.k, self.cells_arg: getattr(self, self.cells_arg)}
+
+    def n_reports(self, reports: Any) -> int:
+        return len(reports)
+
+    def _draw_hashes(self, items: ArrayLike, rng: RNGLike) -> tuple[np.ndarray, np.random.Generator, np.ndarray]:
+        """The checked items, the generator, and each user's hash function: an index uniform in the pool."""
+        items = check_items(items, self.d)
+        gen = as_generator(rng)
+        return items, gen, gen.integers(0, self.k, size=items.size)
 
     # ------------------------------------------------------------------ the support matrix
     def _blocks(self) -> Iterator[np.ndarray]:

@@ -30,10 +30,10 @@ from typing import Any, Optional, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._rng import RNGLike, as_generator
+from ._rng import RNGLike
 from ._sampling import PackedBernoulli, chunk_rows
-from ._validation import (EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_items,
-                          check_positive_int, describe)
+from ._validation import (EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_positive_int,
+                          describe)
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, hadamard_signs, pool_chunk, support_masks, walsh_hadamard
 from .olh import HASH_FAMILY, hash_items
@@ -204,6 +204,7 @@ class CMS(PooledHashOracle[SketchReports]):
     """
 
     base = "unary"
+    cells_arg = "m"
 
     def __init__(self, d: int, epsilon: float, k: int = DEFAULT_POOL, m: Optional[int] = None) -> None:
         d = check_domain_size(d)
@@ -218,23 +219,14 @@ class CMS(PooledHashOracle[SketchReports]):
         self._init_pool(pool, m, self.a, self.b)
         self._sampler: Optional[PackedBernoulli] = None
 
-    def __repr__(self) -> str:
-        return f"CMS(d={self.d}, epsilon={self.epsilon:.6g}, k={self.k}, m={self.m})"
-
     def report_parameters(self) -> dict[str, Any]:
         """``d``, ``epsilon``, ``k``, ``m`` and the hash family."""
         return {"d": self.d, "epsilon": self.epsilon, "k": self.k, "m": self.m, "hash": HASH_FAMILY}
 
-    def arguments(self) -> dict[str, Any]:
-        """``d``, ``epsilon``, ``k`` and ``m``."""
-        return {"d": self.d, "epsilon": self.epsilon, "k": self.k, "m": self.m}
-
     def perturb(self, items: ArrayLike, rng: RNGLike = None) -> SketchReports:
         """Draw a hash per user and the ``m`` bits of its cell (exact Bernoulli sampling, bit-packed)."""
-        items = check_items(items, self.d)
-        gen = as_generator(rng)
+        items, gen, rows = self._draw_hashes(items, rng)
         n = items.size
-        rows = gen.integers(0, self.k, size=n)
         packed = np.empty((n, (self.m + 7) // 8), dtype=np.uint8)
         if self._sampler is None:
             self._sampler = PackedBernoulli(np.full(self.m, self.b))
@@ -281,9 +273,6 @@ class CMS(PooledHashOracle[SketchReports]):
             sums[keys] += np.add.reduceat(bits, first, axis=0)
         out: np.ndarray = np.take_along_axis(sums, self.pool, axis=1).sum(axis=0)
         return out
-
-    def n_reports(self, reports: SketchReports) -> int:
-        return len(reports)
 
     def output_index(self, reports: SketchReports) -> np.ndarray:
         """The set of items each report supports (bit of the item's cell set), as a bit mask (``d <= 62``)."""
@@ -333,6 +322,7 @@ class HCMS(PooledHashOracle[HadamardSketchReports]):
     """
 
     base = "hadamard"
+    cells_arg = "m"
 
     def __init__(self, d: int, epsilon: float, k: int = DEFAULT_POOL, m: Optional[int] = None) -> None:
         d = check_domain_size(d)
@@ -346,23 +336,14 @@ class HCMS(PooledHashOracle[HadamardSketchReports]):
         self.q = 1.0 / (1.0 + math.exp(eps))
         self._init_pool(pool, m, self.p, self.q)
 
-    def __repr__(self) -> str:
-        return f"HCMS(d={self.d}, epsilon={self.epsilon:.6g}, k={self.k}, m={self.m})"
-
     def report_parameters(self) -> dict[str, Any]:
         """``d``, ``epsilon``, ``k``, ``m`` and the hash family."""
         return {"d": self.d, "epsilon": self.epsilon, "k": self.k, "m": self.m, "hash": HASH_FAMILY}
 
-    def arguments(self) -> dict[str, Any]:
-        """``d``, ``epsilon``, ``k`` and ``m``."""
-        return {"d": self.d, "epsilon": self.epsilon, "k": self.k, "m": self.m}
-
     def perturb(self, items: ArrayLike, rng: RNGLike = None) -> HadamardSketchReports:
         """Draw a hash and a coefficient per user; send the coefficient's sign, kept with probability ``p``."""
-        items = check_items(items, self.d)
-        gen = as_generator(rng)
+        items, gen, rows = self._draw_hashes(items, rng)
         n = items.size
-        rows = gen.integers(0, self.k, size=n)
         coords = gen.integers(0, self.m, size=n)
         sign = hadamard_signs(self.pool[rows, items], coords)
         keep = gen.random(n) < self.p
@@ -395,9 +376,6 @@ class HCMS(PooledHashOracle[HadamardSketchReports]):
         F = walsh_hadamard(S)  # F[j, c] = sum_l S[j, l] H[c, l] (H is symmetric)
         total = np.take_along_axis(F, self.pool, axis=1).sum(axis=0)
         return cast("np.ndarray", np.rint((n + total) / 2.0).astype(np.int64))
-
-    def n_reports(self, reports: HadamardSketchReports) -> int:
-        return len(reports)
 
     def output_index(self, reports: HadamardSketchReports) -> np.ndarray:
         """The set of items each report supports (``H_m[h_j(i), l]`` equal to the sign), as a bit mask (``d <= 62``)."""

@@ -76,7 +76,7 @@ from ._validation import (
 from .accountant import Guarantee, Witness
 from .base import FrequencyOracle, SupportOracle, check_support
 from .channels import Channel, ExplicitChannel
-from .family import BudgetSweep, Family, register_family
+from .family import BudgetSweep, Family, budget_range_limits, budget_range_refusal, per_item_budgets, register_family
 from .reports import Provenance, ReportCodec, array_digest, check_report_source, check_source
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -979,21 +979,9 @@ def _ss_sweeps() -> tuple[BudgetSweep, ...]:
             BudgetSweep("SS(k=2)", lambda e: SubsetSelection(5, e, k=2), EPS_MIN, EPS_MAX, "subset"))
 
 
-def _finite(budgets: ArrayLike) -> np.ndarray:
-    """Per-item budgets with ``inf`` (no budget) read as the largest finite one."""
-    e = np.asarray(budgets, dtype=float)
-    finite = e[np.isfinite(e)]
-    return np.where(np.isfinite(e), e, finite.max() if finite.size else 1.0)
-
-
 def _idss_at_budget(d: int, t: float, budgets: Any = None, rule: Any = "min") -> IDSubsetSelection:
     """ID-SS optimised for ``t`` times the per-item ``budgets`` (``inf`` read as the largest finite one)."""
-    if budgets is None:
-        raise ValueError("ID-SS is built from per-item budgets: pass budgets (one per item)")
-    e = _finite(budgets)
-    if e.shape != (d,):
-        raise ValueError(f"budgets must hold one budget per item ({d}), got shape {e.shape}")
-    return IDSubsetSelection(t * e, r=rule)
+    return IDSubsetSelection(t * per_item_budgets("ID-SS", d, budgets), r=rule)
 
 
 def _idss_optimiser(c: Contract) -> Optional[float]:
@@ -1009,16 +997,12 @@ def _idss_applies(c: Contract) -> Optional[str]:
     rule = c.params.get("r", "min")
     if not isinstance(rule, str) or rule not in _RULES:
         return "ID-SS takes the pair rules 'min', 'average' and 'max'"
-    e = _finite(c.budget_vector())
-    if e.min() < IDSS_EPS_MIN or e.max() > IDSS_EPS_MAX:
-        return f"ID-SS's optimiser takes budgets in [{IDSS_EPS_MIN:g}, {IDSS_EPS_MAX:g}]"
-    return None
+    return budget_range_refusal(c, IDSS_EPS_MIN, IDSS_EPS_MAX, "ID-SS's optimiser")
 
 
 def _idss_limits(c: Contract) -> tuple[float, float]:
     """``t`` such that ``t`` times the promise's budgets stays in the optimiser's range."""
-    e = _finite(c.budget_vector())
-    return IDSS_EPS_MIN / float(e.min()), IDSS_EPS_MAX / float(e.max())
+    return budget_range_limits(c, IDSS_EPS_MIN, IDSS_EPS_MAX)
 
 
 def _idss_examples() -> tuple[IDSubsetSelection, ...]:

@@ -13,7 +13,8 @@ from numpy.typing import ArrayLike
 from .. import accountant
 from .._validation import ArgumentTypeError, check_budget_vector, check_domain_size, real_array
 from ..accountant import Guarantee, PairRule
-from ..family import BudgetSweep, Family, register_family, uniform_loss_inverse
+from ..family import (BudgetSweep, Family, budget_range_limits, budget_range_refusal, finite_budgets, per_item_budgets,
+                      register_family, uniform_loss_inverse)
 from ..unary import UnaryEncoding
 from .problem import IDUE_EPS_MAX, IDUE_EPS_MIN, MODELS, IDUESolution, Model, SameLevelPairs, check_pairs_flag
 from .solvers import solve
@@ -157,22 +158,10 @@ class IDUE(UnaryEncoding):
 
 
 # ---------------------------------------------------------------------------- the families: one per model
-def _finite(budgets: ArrayLike) -> np.ndarray:
-    """Per-item budgets with ``inf`` (no budget) replaced by the largest finite one (IDUE needs finite budgets)."""
-    e = np.asarray(budgets, dtype=float)
-    finite = e[np.isfinite(e)]
-    return np.where(np.isfinite(e), e, finite.max() if finite.size else 1.0)
-
-
 def _at_budget(model: Model) -> Any:
     def at_budget(d: int, t: float, budgets: Any = None, rule: PairRule = "min") -> IDUE:
         """IDUE of this model at ``t`` times the per-item ``budgets`` (``inf`` read as the largest finite one)."""
-        if budgets is None:
-            raise ValueError("IDUE is built from per-item budgets: pass budgets (one per item)")
-        e = _finite(budgets)
-        if e.shape != (d,):
-            raise ValueError(f"budgets must hold one budget per item ({d}), got shape {e.shape}")
-        return IDUE(t * e, model=model, r=rule)
+        return IDUE(t * per_item_budgets("IDUE", d, budgets), model=model, r=rule)
 
     return at_budget
 
@@ -194,7 +183,7 @@ def _inverse(c: Contract) -> Optional[float]:
     budget equal (Synthesis chapter, :prf:ref:`prop-pairwise-special-cases`).  ``None`` when the
     promise's budgets differ (ID-LDP and MinID-LDP are the optimiser's) or under LIP.
     """
-    e = _finite(c.budget_vector())
+    e = finite_budgets(c.budget_vector())
     if not np.all(e == e[0]):
         return None
     t = uniform_loss_inverse(c)
@@ -202,16 +191,12 @@ def _inverse(c: Contract) -> Optional[float]:
 
 
 def _applies(c: Contract) -> Optional[str]:
-    e = _finite(c.budget_vector())
-    if e.min() < IDUE_EPS_MIN or e.max() > IDUE_EPS_MAX:
-        return f"IDUE's solver takes budgets in [{IDUE_EPS_MIN:g}, {IDUE_EPS_MAX:g}]"
-    return None
+    return budget_range_refusal(c, IDUE_EPS_MIN, IDUE_EPS_MAX, "IDUE's solver")
 
 
 def _limits(c: Contract) -> tuple[float, float]:
     """``t`` such that ``t`` times the promise's budgets stays in the solver's range."""
-    e = _finite(c.budget_vector())
-    return IDUE_EPS_MIN / float(e.min()), IDUE_EPS_MAX / float(e.max())
+    return budget_range_limits(c, IDUE_EPS_MIN, IDUE_EPS_MAX)
 
 
 def _examples(model: Model) -> Any:
