@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import pickle
 import platform
@@ -59,7 +58,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 # a duration as the book writes it: one function, the book's tooling's (the book directory holds booktools)
 sys.path.insert(0, str(REPO / "book"))
-from booktools.execution import duration_text  # noqa: E402
+from booktools.execution import _processor, duration_text  # noqa: E402
 
 MEASUREMENTS = REPO / "benchmarks" / "measurements.json"
 README = REPO / "README.md"
@@ -255,14 +254,8 @@ def missing_fields(data: Mapping[str, Any]) -> list[str]:
 # ----------------------------------------------------------------------------------- measuring
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.lower().startswith("model name"):
-                    return re.sub(r"\s+", " ", line.split(":", 1)[1]).strip()
-    except OSError:
-        pass
-    return platform.processor().strip() or platform.machine()
+    """The processor's model name as the book's execution statistics read it, else the machine type."""
+    return _processor() or platform.machine()
 
 
 def _memory_gib() -> float:
