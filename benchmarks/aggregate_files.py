@@ -45,20 +45,17 @@ per task on that machine) and 92 MiB at 1,000 files of 10^6.
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
 import json
 import os
-import platform
 import resource
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from typing import Any, Optional
 
 import numpy as np
+
+import benchlib
 
 
 def peak_rss_mib() -> float:
@@ -68,12 +65,6 @@ def peak_rss_mib() -> float:
 
 
 def machine() -> dict[str, Any]:
-    import ldpkit
-
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (ValueError, OSError, AttributeError):
-        ram = None
     try:
         import dask
         import distributed
@@ -81,10 +72,7 @@ def machine() -> dict[str, Any]:
         dask_versions: dict[str, Optional[str]] = {"dask": dask.__version__, "distributed": distributed.__version__}
     except ImportError:
         dask_versions = {"dask": None, "distributed": None}
-    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-            "cores": os.cpu_count(), "memory_gib": None if ram is None else round(ram, 1),
-            "python": platform.python_version(), "numpy": np.__version__, "ldpkit": ldpkit.__version__,
-            **dask_versions}
+    return {**benchlib.machine(), **dask_versions}
 
 
 def write_files(directory: str, files: int, n: int, d: int, epsilon: float, seed: int) -> list[str]:
@@ -160,23 +148,27 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _remove_report_files(directory: str) -> None:
+    """Remove the report files this benchmark wrote to a directory it did not create."""
+    for p in os.listdir(directory):
+        if p.startswith("grr-") and p.endswith(".ldpr"):
+            os.remove(os.path.join(directory, p))
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--worker"]:  # one case, in a fresh process: print its result as JSON
-        print(json.dumps(run_case(json.loads(argv[1]))), flush=True)
+    if benchlib.ran_as_worker(argv, run_case):  # one case, in a fresh process
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=1000, help="number of report files (default 1,000)")
     ap.add_argument("--n", type=float, default=1e6, help="GRR reports per file (default 1e6)")
-    ap.add_argument("--d", type=int, default=1000)
-    ap.add_argument("--epsilon", type=float, default=1.0)
+    benchlib.add_mechanism_arguments(ap)
     ap.add_argument("--workers", type=int, default=2, help="worker processes of the local cluster (default 2)")
     ap.add_argument("--threads-per-worker", type=int, default=1)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--quick", action="store_true", help="40 files of 100,000 reports (unless --files/--n given)")
-    ap.add_argument("--dir", default=None, help="directory for the report files (default: a fresh temporary one)")
-    ap.add_argument("--keep", action="store_true", help="keep the report files")
-    ap.add_argument("--json", default=None, help="write the results to this JSON file")
+    benchlib.add_file_arguments(ap)
+    benchlib.add_json_argument(ap)
     args = ap.parse_args(argv)
     if args.quick:
         given = {a.split("=", 1)[0] for a in argv}
@@ -185,19 +177,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     n = int(args.n)
     if args.files < 1 or n < 1 or args.workers < 1 or args.threads_per_worker < 1 or args.d < 2:
         ap.error("--files, --n, --workers and --threads-per-worker must be at least 1, --d at least 2")
-    own_dir = args.dir is None
-    directory = tempfile.mkdtemp(prefix="ldpkit-aggregate-files-") if own_dir else os.path.abspath(args.dir)
-    os.makedirs(directory, exist_ok=True)
     need = args.files * n * (1 if args.d <= 2**8 else 2 if args.d <= 2**16 else 4)
-    free = shutil.disk_usage(directory).free
-    if need > 0.9 * free:
-        ap.error(f"the files need about {need / 1e9:.1f} GB, the disk has {free / 1e9:.1f} GB free")
+    directory, own_dir = benchlib.files_directory(ap, args, "ldpkit-aggregate-files-", need, "the files need")
 
-    command = "python benchmarks/aggregate_files.py " + " ".join(
-        "<path>" if os.path.isabs(a.split("=", 1)[-1]) else a for a in argv)
     result: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "machine": machine(),
-        "command": command, "files": args.files, "n_per_file": n, "d": args.d, "epsilon": args.epsilon,
+        "date": benchlib.today(), "machine": machine(), "command": benchlib.recorded_command("aggregate_files.py", argv),
+        "files": args.files, "n_per_file": n, "d": args.d, "epsilon": args.epsilon,
         "workers": args.workers, "threads_per_worker": args.threads_per_worker, "cases": [],
     }
     m = result["machine"]
@@ -216,11 +201,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         for label, workers in (("one process", 0),
                                (f"Dask, {args.workers} workers x {args.threads_per_worker} thread(s)", args.workers)):
             spec = {"label": label, "paths": paths, "workers": workers, "threads": args.threads_per_worker}
-            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
-                                  stdout=subprocess.PIPE, text=True)
-            if proc.returncode != 0:
-                raise SystemExit(f"{label}: the case failed (exit status {proc.returncode})")
-            row = json.loads(proc.stdout.strip().splitlines()[-1])
+            row = benchlib.run_in_fresh_process(__file__, spec, label)
             extra = (f" (cluster start-up {row['startup_seconds']} s aside; CPU: client and scheduler "
                      f"{row['cpu_seconds_client']} s, workers {', '.join(map(str, row['cpu_seconds_workers']))} s), "
                      f"worker peaks {', '.join(f'{v:,.0f}' for v in row['peak_worker_mib'])} MiB") if workers else ""
@@ -228,14 +209,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                   f"{row['cpu_seconds']:,.2f} s, peak {row['peak_process_mib']:,.0f} MiB{extra}", flush=True)
             result["cases"].append(row)
     finally:
-        if args.keep:
-            print(f"report files kept in {directory}")
-        elif own_dir:
-            shutil.rmtree(directory, ignore_errors=True)
-        else:
-            for p in os.listdir(directory):
-                if p.startswith("grr-") and p.endswith(".ldpr"):
-                    os.remove(os.path.join(directory, p))
+        benchlib.clean_up(directory, own_dir, args.keep, lambda: _remove_report_files(directory))
     one, dask_row = result["cases"]
     if one["digest"] != dask_row["digest"] or one["n"] != dask_row["n"]:
         raise SystemExit("the cluster's aggregate differs from the one process's: not exact")
@@ -245,9 +219,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     print(f"equal to the last bit (support, estimate, variance, files); speed-up {result['speedup']}x; "
           f"total {result['seconds']:,.1f} s; load average (1, 5, 15 min) {result['load_average_start']} at the "
           f"start, {result['load_average_end']} at the end")
-    if args.json:
-        with open(args.json, "w") as fh:
-            fh.write(json.dumps(result, indent=1) + "\n")
+    benchlib.write_json(args.json, result)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import pickle
 import platform
@@ -57,6 +56,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+# a duration as the book writes it: one function, the book's tooling's (the book directory holds booktools)
+sys.path.insert(0, str(REPO / "book"))
+from booktools.execution import _processor, duration_text  # noqa: E402
+
 MEASUREMENTS = REPO / "benchmarks" / "measurements.json"
 README = REPO / "README.md"
 SCHEMA = 1
@@ -69,6 +72,13 @@ CONDITIONS = ("without_data", "with_data")
 STATUSES = ("reproduced", "differs", "not comparable")
 _VERSIONS = ("ldpkit", "numpy", "scipy", "cvxpy", "pandas", "matplotlib", "jupyter-book", "sphinx", "myst-nb")
 
+#: the fields of every timed command (:func:`_timed`)
+TIMED_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "command": str,
+    "wall_seconds": (int, float),
+    "cpu_seconds": (int, float),
+    "exit_status": int,
+}
 #: every field of the file: dotted path -> type(s); ``{cond}`` stands for each condition
 FIELDS: dict[str, type | tuple[type, ...]] = {
     "schema": int,
@@ -86,28 +96,19 @@ FIELDS: dict[str, type | tuple[type, ...]] = {
     "items": int,
     "runs.{cond}.environment": str,
     "runs.{cond}.datasets": dict,
-    "runs.{cond}.check.command": str,
-    "runs.{cond}.check.wall_seconds": (int, float),
-    "runs.{cond}.check.cpu_seconds": (int, float),
-    "runs.{cond}.check.exit_status": int,
+    **{f"runs.{{cond}}.check.{key}": kind for key, kind in TIMED_FIELDS.items()},
     "runs.{cond}.check.checked": int,
     "runs.{cond}.check.reproduced": int,
     "runs.{cond}.check.differs": int,
     "runs.{cond}.check.not_comparable": int,
     "runs.{cond}.check.statuses": dict,
-    "runs.{cond}.reproduce.command": str,
-    "runs.{cond}.reproduce.wall_seconds": (int, float),
-    "runs.{cond}.reproduce.cpu_seconds": (int, float),
-    "runs.{cond}.reproduce.exit_status": int,
+    **{f"runs.{{cond}}.reproduce.{key}": kind for key, kind in TIMED_FIELDS.items()},
     # null when the run was --quick
     "runs.{cond}.book": (dict, type(None)),
 }
 #: the fields of a measured book build
 BOOK_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "command": str,
-    "wall_seconds": (int, float),
-    "cpu_seconds": (int, float),
-    "exit_status": int,
+    **TIMED_FIELDS,
     "pages": (int, type(None)),
     "executed_seconds": (int, float, type(None)),
     "longest_seconds": (int, float, type(None)),
@@ -116,24 +117,6 @@ BOOK_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 
 # ----------------------------------------------------------------------------------- rendering
-
-def duration_text(seconds: float) -> str:
-    """A duration as the book writes it (``booktools.execution.duration_text``): ``"4 min 12 s"``.
-
-    >>> duration_text(37.6), duration_text(252.4), duration_text(120.2), duration_text(3790)
-    ('38 s', '4 min 12 s', '2 min', '1 h 3 min')
-    """
-    if not math.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"a duration must be finite and non-negative, got {seconds!r}")
-    whole = int(round(seconds))
-    if whole < 60:
-        return f"{whole} s"
-    minutes, secs = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
-
 
 def machine_short(data: Mapping[str, Any]) -> str:
     """``"2 cores (AMD EPYC, 23.5 GiB)"``."""
@@ -271,14 +254,8 @@ def missing_fields(data: Mapping[str, Any]) -> list[str]:
 # ----------------------------------------------------------------------------------- measuring
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.lower().startswith("model name"):
-                    return re.sub(r"\s+", " ", line.split(":", 1)[1]).strip()
-    except OSError:
-        pass
-    return platform.processor().strip() or platform.machine()
+    """The processor's model name as the book's execution statistics read it, else the machine type."""
+    return _processor() or platform.machine()
 
 
 def _memory_gib() -> float:

@@ -43,20 +43,16 @@ its disk.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import resource
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any, Optional
 
 import numpy as np
+
+import benchlib
 
 ZIPF_EXPONENT = 1.1
 
@@ -206,18 +202,6 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- driver
-def machine() -> dict[str, Any]:
-    import ldpkit
-
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (ValueError, OSError, AttributeError):
-        ram = None
-    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-            "cores": os.cpu_count(), "memory_gib": None if ram is None else round(ram, 1),
-            "python": platform.python_version(), "numpy": np.__version__, "ldpkit": ldpkit.__version__}
-
-
 def expected_file_bytes(mechanism: str, n: int, d: int, csv: bool) -> int:
     """A rough size of the file (for the free-space check)."""
     if mechanism == "OUE":
@@ -246,24 +230,29 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _remove_files(written: list[str]) -> None:
+    """Remove the report files (and any partial ones) written to a directory this run did not create."""
+    for p in written:
+        for q in (p, p + ".partial"):
+            if os.path.exists(q):
+                os.remove(q)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--worker"]:  # one case, in a fresh process: print its result as JSON
-        print(json.dumps(run_case(json.loads(argv[1]))), flush=True)
+    if benchlib.ran_as_worker(argv, run_case):  # one case, in a fresh process
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-grr", type=float, default=1e8, help="GRR reports (default 1e8; 0 skips)")
     ap.add_argument("--n-oue", type=float, default=1e7, help="OUE reports (default 1e7; 0 skips)")
-    ap.add_argument("--d", type=int, default=1000)
-    ap.add_argument("--epsilon", type=float, default=1.0)
+    benchlib.add_mechanism_arguments(ap)
     ap.add_argument("--chunk", type=int, default=1_000_000, help="items generated, perturbed and written per step")
     ap.add_argument("--seed", type=int, default=2025)
-    ap.add_argument("--dir", default=None, help="directory for the report files (default: a fresh temporary one)")
-    ap.add_argument("--keep", action="store_true", help="keep the report files")
+    benchlib.add_file_arguments(ap)
     ap.add_argument("--warm-cache", action="store_true", help="read back from the page cache (no eviction)")
     ap.add_argument("--csv-check", action="store_true", help="also write and read the CSV form at --n-csv")
     ap.add_argument("--n-csv", type=float, default=1e5, help="reports per CSV case (default 1e5)")
-    ap.add_argument("--json", default=None, help="write the results to this JSON file")
+    benchlib.add_json_argument(ap)
     args = ap.parse_args(argv)
     if args.chunk < 1 or args.d < 2:
         ap.error("--chunk must be at least 1 and --d at least 2")
@@ -274,20 +263,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     cases = [c for c in cases if c[1] > 0]
     if not cases:
         ap.error("no case to run (every n is 0)")
-    own_dir = args.dir is None
-    directory = tempfile.mkdtemp(prefix="ldpkit-reports-io-") if own_dir else os.path.abspath(args.dir)
-    os.makedirs(directory, exist_ok=True)
     need = max(expected_file_bytes(m, n, args.d, s == ".csv") for m, n, s in cases)
-    free = shutil.disk_usage(directory).free
-    if need > 0.9 * free:
-        ap.error(f"the largest file needs about {need / 1e9:.1f} GB, the disk has {free / 1e9:.1f} GB free")
+    directory, own_dir = benchlib.files_directory(ap, args, "ldpkit-reports-io-", need, "the largest file needs")
 
-    # absolute paths (the directory, the JSON file) are machine-specific and never stored
-    command = "python benchmarks/reports_io.py " + " ".join(
-        "<path>" if os.path.isabs(a.split("=", 1)[-1]) else a for a in argv)
     result: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "machine": machine(),
-        "command": command, "zipf_exponent": ZIPF_EXPONENT, "cases": [],
+        "date": benchlib.today(), "machine": benchlib.machine(),
+        "command": benchlib.recorded_command("reports_io.py", argv), "zipf_exponent": ZIPF_EXPONENT, "cases": [],
     }
     m = result["machine"]
     print(f"python {m['python']}, numpy {m['numpy']}, ldpkit {m['ldpkit']}, {m['cores']} cores, "
@@ -302,26 +283,14 @@ def main(argv: Optional[list[str]] = None) -> None:
             spec = {"label": label, "mechanism": mechanism, "n": n, "d": args.d, "epsilon": args.epsilon,
                     "chunk": args.chunk, "seed": args.seed, "path": path, "warm_cache": args.warm_cache}
             print(f"{label}: n={n:,} ...", flush=True)
-            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
-                                  stdout=subprocess.PIPE, text=True)
-            if proc.returncode != 0:
-                raise SystemExit(f"{label}: the case failed (exit status {proc.returncode})")
-            row = json.loads(proc.stdout.strip().splitlines()[-1])
+            row = benchlib.run_in_fresh_process(__file__, spec, label)
             s = row["seconds"]
             print(f"{label}: generate {s['generate']:.1f} s + perturb {s['perturb']:.1f} s, write {s['write']:.1f} s "
                   f"(fsync {s['sync']:.1f} s), read+aggregate {s['read']:.1f} s, in-memory check {s['check']:.1f} s; "
                   f"{row['file_bytes'] / 1e6:,.1f} MB on disk; exact", flush=True)
             result["cases"].append(row)
     finally:
-        if args.keep:
-            print(f"report files kept in {directory}")
-        elif own_dir:
-            shutil.rmtree(directory, ignore_errors=True)
-        else:
-            for p in written:
-                for q in (p, p + ".partial"):
-                    if os.path.exists(q):
-                        os.remove(q)
+        benchlib.clean_up(directory, own_dir, args.keep, lambda: _remove_files(written))
     result["seconds"] = round(time.perf_counter() - t_all, 1)
     print()
     print(table(result["cases"]))
@@ -329,9 +298,7 @@ def main(argv: Optional[list[str]] = None) -> None:
           "'all in RAM' = n x the bytes per report in memory; file MB = 10^6 bytes; peaks are resident set "
           "high-water marks of the write pass, the read pass and the whole process (one process per case)")
     print(f"total {result['seconds']:,.1f} s")
-    if args.json:
-        with open(args.json, "w") as fh:
-            fh.write(json.dumps(result, indent=1) + "\n")
+    benchlib.write_json(args.json, result)
 
 
 if __name__ == "__main__":

@@ -352,3 +352,21 @@ def run_process(cmd: Sequence[str], *, guard: float = HANG_GUARD, check: bool = 
     if check:
         completed.check_returncode()
     return completed
+
+
+def assert_variance_with_power(est: Any, counts: Any, var: Any, wrong: Any) -> float:
+    """Estimates ``est`` (one row per trial) of ``counts``: the mean within ``Z`` standard errors, the
+    sample variance within the band of ``var`` (``Z`` times the variance ratio's standard deviation), and
+    the sample variance outside the band of the ``wrong`` variance (the test has power).  The band."""
+    import math
+
+    import numpy as np
+
+    from ldpkit.testing import Z
+
+    r = est.shape[0]
+    assert np.all(np.abs(est.mean(axis=0) - counts) < Z * np.sqrt(var / r))
+    band = Z * math.sqrt(2 / (r - 1))
+    assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) < band)
+    assert np.all(np.abs(est.var(axis=0, ddof=1) / wrong - 1) > band)
+    return band

@@ -129,12 +129,16 @@ def test_datasets_reports_every_dataset(capsys: pytest.CaptureFixture[str]) -> N
         assert f"  {plan(key).origin}  " in line, line
 
 
-def test_datasets_without_any_file_are_all_standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def no_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline, with an empty data directory and an empty cache: no real file anywhere."""
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("LDPKIT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LDPKIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("LDPKIT_OFFLINE", "1")
+
+
+def test_datasets_without_any_file_are_all_standins(no_data: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
     assert "off (LDPKIT_OFFLINE=1)" in out
@@ -185,12 +189,7 @@ def test_datasets_reports_a_found_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert "  error  " in line and "sha256" in line and "fix: delete or replace" in line
 
 
-def test_reproduce_names_standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "data").mkdir()
-    monkeypatch.setenv("LDPKIT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LDPKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("LDPKIT_OFFLINE", "1")
+def test_reproduce_names_standins(tmp_path: Path, no_data: None, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     assert main(["reproduce", "idldp-fig7", "--repeats", "2", "--scale", "0.05", "--out", str(out)]) == 0
     stdout = capsys.readouterr().out

@@ -28,6 +28,7 @@ import struct
 import tempfile
 import tracemalloc
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -276,14 +277,22 @@ def _check_cli(path: str) -> int:
     return status
 
 
-@SETTINGS
-@given(data=st.data())
-def test_damaged_report_files_load_correctly_or_are_refused(data: st.DataObject) -> None:
+@contextlib.contextmanager
+def damaged_report_file(data: st.DataObject) -> Iterator[tuple[str, str]]:
+    """A damaged copy of a seed report file drawn from ``data``, written under the fuzz limits: the seed's
+    name and the copy's path (``benchmarks/fuzz_files.py`` draws its sample through this too)."""
     name = data.draw(st.sampled_from(REPORT_SEEDS))
     raw = _damaged(data, seeds()[name], name.endswith(".csv"))
     with tempfile.TemporaryDirectory() as tmp, _fuzz_limits():
         path = os.path.join(tmp, "fuzzed." + name.rsplit(".", 1)[1])
         Path(path).write_bytes(raw)
+        yield name, path
+
+
+@SETTINGS
+@given(data=st.data())
+def test_damaged_report_files_load_correctly_or_are_refused(data: st.DataObject) -> None:
+    with damaged_report_file(data) as (_, path):
         _check_report_file(path)
 
 
@@ -306,11 +315,7 @@ def test_damaged_states_load_correctly_or_are_refused(data: st.DataObject) -> No
 @SETTINGS
 @given(data=st.data())
 def test_the_command_line_answers_in_one_line(data: st.DataObject) -> None:
-    name = data.draw(st.sampled_from(REPORT_SEEDS))
-    raw = _damaged(data, seeds()[name], name.endswith(".csv"))
-    with tempfile.TemporaryDirectory() as tmp, _fuzz_limits():
-        path = os.path.join(tmp, "fuzzed." + name.rsplit(".", 1)[1])
-        Path(path).write_bytes(raw)
+    with damaged_report_file(data) as (_, path):
         _check_cli(path)
 
 

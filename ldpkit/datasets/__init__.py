@@ -11,7 +11,7 @@ See the Datasets page of the book for provenance, licences and statistics.
 
 from __future__ import annotations
 
-from . import synthetic
+from . import containers, loaders, synthetic
 from .containers import ORIGINS, DataIdentity, ItemSetData, Origin, SingleItemData, label_for
 from .fetch import ChecksumMismatchError, DatasetUnavailableError, cache_dir, data_dir, is_offline
 from .loaders import (
@@ -47,35 +47,16 @@ from .registry import DATASETS, DataFile, DatasetInfo
 from .standins import bootstrap_itemsets, fit_zipf_exponent, standin_itemsets, standin_single
 
 __all__ = [
-    "ORIGINS",
-    "DataIdentity",
-    "DataPlan",
-    "ItemSetData",
-    "MissingReaderError",
-    "Origin",
-    "SingleItemData",
-    "label_for",
-    "plan",
     "synthetic",
+    *containers.__all__,
+    *loaders.__all__,
     "ChecksumMismatchError",
     "DatasetUnavailableError",
+    "cache_dir",
+    "data_dir",
+    "is_offline",
     "DatasetFormatError",
-    "StandInWarning",
-    "StatisticsMismatchError",
-    "DATASETS",
-    "DataFile",
-    "DatasetInfo",
-    "available",
-    "describe",
-    "load",
-    "load_brown",
-    "load_clothing",
-    "load_gowalla",
-    "load_groceries",
-    "load_kosarak",
-    "load_kosarak_prefix",
-    "load_online_retail",
-    "load_retail",
+    "MissingReaderError",
     "read_brown",
     "read_clothing",
     "read_fimi",
@@ -84,9 +65,9 @@ __all__ = [
     "read_groceries",
     "read_online_retail",
     "sha256_of",
-    "cache_dir",
-    "data_dir",
-    "is_offline",
+    "DATASETS",
+    "DataFile",
+    "DatasetInfo",
     "bootstrap_itemsets",
     "fit_zipf_exponent",
     "standin_itemsets",

@@ -83,6 +83,17 @@ def _source(func: str, params: str, rng: RNGLike, gen: np.random.Generator) -> s
     return f"{_MODULE}.{func}({params}); {_rng_provenance(rng, gen)}"
 
 
+def _item_ids(m: int) -> np.ndarray:
+    """The original ids ``1..m`` of the items of a generated law (the vocabulary)."""
+    return np.arange(1, m + 1, dtype=np.int64)
+
+
+def _synthetic(items: np.ndarray, vocabulary: np.ndarray, name: str, source: str, *notes: str) -> SingleItemData:
+    """The single-item data a generator here returns (origin ``"synthetic"``)."""
+    return SingleItemData(items=items, vocabulary=vocabulary, name=name, source=source, notes=notes,
+                          origin="synthetic")
+
+
 # --------------------------------------------------------------------------- ID-LDP power law
 
 
@@ -172,18 +183,13 @@ def power_law_items(n: int = 100_000, m: int = 100, alpha: float = 2.0, rng: RNG
         one_minus_ceiling = -math.expm1(t * math.log(m + 1.0))
         x = np.exp(np.log1p(-u * one_minus_ceiling) / t)
     items = np.clip(np.floor(x).astype(np.int64) - 1, 0, m - 1)
-    return SingleItemData(
-        origin="synthetic",
-        items=items,
-        vocabulary=np.arange(1, m + 1, dtype=np.int64),
-        name="Power-law",
-        source=_source("power_law_items", f"n={n}, m={m}, alpha={alpha!r}", rng, gen),
-        notes=(
-            (
-                f"reading of the ID-LDP paper: continuous power law with density proportional to x^-{alpha:g} "
-                f"on [1, {m + 1}), floored to 1..{m}; exact probabilities in power_law_probabilities"
-            ),
-        ),
+    return _synthetic(
+        items,
+        _item_ids(m),
+        "Power-law",
+        _source("power_law_items", f"n={n}, m={m}, alpha={alpha!r}", rng, gen),
+        f"reading of the ID-LDP paper: continuous power law with density proportional to x^-{alpha:g} "
+        f"on [1, {m + 1}), floored to 1..{m}; exact probabilities in power_law_probabilities",
     )
 
 
@@ -209,14 +215,7 @@ def uniform_items(n: int = 100_000, m: int = 1_000, rng: RNGLike = None) -> Sing
     m = check_domain_size(m, "m")
     gen = as_generator(rng)
     items = gen.integers(0, m, size=n, dtype=np.int64)
-    return SingleItemData(
-        origin="synthetic",
-        items=items,
-        vocabulary=np.arange(1, m + 1, dtype=np.int64),
-        name="Uniform",
-        source=_source("uniform_items", f"n={n}, m={m}", rng, gen),
-        notes=(),
-    )
+    return _synthetic(items, _item_ids(m), "Uniform", _source("uniform_items", f"n={n}, m={m}", rng, gen))
 
 
 # --------------------------------------------------------------------------- Zipf laws
@@ -323,19 +322,14 @@ def zipf_items(n: int = 100_000, m: int = 20, alpha: float = 2.0, rng: RNGLike =
         kept.append(x)
         have += x.size
     values = np.concatenate(kept)[:n]
-    return SingleItemData(
-        origin="synthetic",
-        items=(values - 1).astype(np.int64),
-        vocabulary=np.arange(1, m + 1, dtype=np.int64),
-        name="Zipf",
-        source=_source("zipf_items", f"n={n}, m={m}, alpha={alpha!r}", rng, gen),
-        notes=(
-            (
-                f"reading of the IPLDP paper: Zipf({alpha:g}) draws above the threshold m={m} rejected until "
-                f"n={n} were kept (a Zipf law truncated to {m} items; exact probabilities in "
-                "truncated_zipf_probabilities)"
-            ),
-        ),
+    return _synthetic(
+        (values - 1).astype(np.int64),
+        _item_ids(m),
+        "Zipf",
+        _source("zipf_items", f"n={n}, m={m}, alpha={alpha!r}", rng, gen),
+        f"reading of the IPLDP paper: Zipf({alpha:g}) draws above the threshold m={m} rejected until "
+        f"n={n} were kept (a Zipf law truncated to {m} items; exact probabilities in "
+        "truncated_zipf_probabilities)",
     )
 
 
@@ -403,13 +397,10 @@ def fldp_zipf_items(
     if values.size == 0:
         raise ValueError(f"every one of the n={n} draws exceeds max_items={max_items}: no record is left")
     vocabulary, items = np.unique(values, return_inverse=True)
-    return SingleItemData(
-        origin="synthetic",
-        items=items.astype(np.int64).reshape(-1),
-        vocabulary=vocabulary.astype(np.int64),
-        name="Zipf (FLDP)",
-        source=_source(
-            "fldp_zipf_items", f"n={n}, a={a!r}, max_items={max_items!r}, tail={tail!r}", rng, gen
-        ),
-        notes=tuple(notes),
+    return _synthetic(
+        items.astype(np.int64).reshape(-1),
+        vocabulary.astype(np.int64),
+        "Zipf (FLDP)",
+        _source("fldp_zipf_items", f"n={n}, a={a!r}, max_items={max_items!r}, tail={tail!r}", rng, gen),
+        *notes,
     )

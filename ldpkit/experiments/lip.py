@@ -138,6 +138,14 @@ def _posteriors(q0: np.ndarray, q1: np.ndarray, p: np.ndarray) -> tuple[np.ndarr
     return post0, post1
 
 
+def _estimate_terms(model: str, q0: np.ndarray, q1: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A user's term of the estimate after reporting 0 and after reporting 1: the unbiased
+    estimator's under ``"LDP"``, else the posterior means (:func:`_posteriors`)."""
+    if model == "LDP":
+        return -q0 / (1 - q0 - q1), (1 - q0) / (1 - q0 - q1)
+    return _posteriors(q0, q1, p)
+
+
 def conditional_mse(model: str, priors: ArrayLike, x: ArrayLike, epsilon: float) -> float:
     """Exact ``E[(S_hat - S)^2 | X = x]``: the inputs fixed (a real dataset), only the reports random.
 
@@ -152,12 +160,9 @@ def conditional_mse(model: str, priors: ArrayLike, x: ArrayLike, epsilon: float)
         raise ValueError("x must be a 0/1 array of the same length as priors")
     q0, q1 = flips(model, p, epsilon)
     f = np.where(xs == 1, q1, q0)
-    if model == "LDP":
-        if abs(1 - q0[0] - q1[0]) < 1e-15:
-            return math.inf
-        g0, g1 = -q0 / (1 - q0 - q1), (1 - q0) / (1 - q0 - q1)
-    else:
-        g0, g1 = _posteriors(q0, q1, p)
+    if model == "LDP" and abs(1 - q0[0] - q1[0]) < 1e-15:
+        return math.inf
+    g0, g1 = _estimate_terms(model, q0, q1, p)
     keep = np.where(xs == 1, g1, g0)
     other = np.where(xs == 1, g0, g1)
     mean = (1 - f) * keep + f * other
@@ -180,10 +185,7 @@ def simulate_squared_errors(
     trials = check_positive_int(trials, "trials", maximum=10**7)
     gen = as_generator(rng)
     q0, q1 = flips(model, p, epsilon)
-    if model == "LDP":
-        g0, g1 = -q0 / (1 - q0 - q1), (1 - q0) / (1 - q0 - q1)
-    else:
-        g0, g1 = _posteriors(q0, q1, p)
+    g0, g1 = _estimate_terms(model, q0, q1, p)
     fixed = None if x is None else np.asarray(x).astype(np.int8)
     if fixed is not None and fixed.shape != p.shape:
         raise ValueError("x must have the length of priors")
@@ -228,10 +230,7 @@ def squared_error_moments(
     """
     p = _priors(priors)
     q0, q1 = flips(model, p, epsilon)
-    if model == "LDP":
-        g0, g1 = -q0 / (1 - q0 - q1), (1 - q0) / (1 - q0 - q1)
-    else:
-        g0, g1 = _posteriors(q0, q1, p)
+    g0, g1 = _estimate_terms(model, q0, q1, p)
     if x is None:
         w = np.stack([(1 - p) * (1 - q0), (1 - p) * q0, p * q1, p * (1 - q1)], axis=1)
         v = np.stack([g0, g1, g0 - 1, g1 - 1], axis=1)
