@@ -4,7 +4,6 @@ hands the modules to its workers."""
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import subprocess
@@ -177,40 +176,6 @@ def panel_series(ax: Any) -> int:
     markers = {to_hex(line.get_color()) for line in ax.lines if line not in curves
                and line.get_marker() not in (style.INFEASIBLE_MARKER, "None", "none", "")}
     return len(curves) + len(markers - colours)
-
-# --------------------------------------------------------------------------- speed, in this machine's units
-@functools.cache
-def machine_unit() -> float:
-    """CPU seconds this process takes for a fixed piece of work: the unit of a test's speed limit.
-
-    A test that guards against a slow path states its limit in this unit (``assert cpu <
-    400 * machine_unit()``) and measures its work in CPU time of this process
-    (:func:`time.process_time`), so that the limit scales with the machine and does not move with
-    the load of other processes.  The work mixes what the kit's code spends its time on: the
-    interpreter, numpy's cost per call, a sort and matrix products (one BLAS thread); the fastest
-    of five runs, about 0.03 s on the machine that set the limits.
-
-    Examples
-    --------
-    >>> 0 < machine_unit() < 60
-    True
-    """
-    import numpy as np
-    from threadpoolctl import threadpool_limits
-
-    rng = np.random.default_rng(0)
-    values, matrix, small = rng.random(1_000_000), rng.random((300, 300)), rng.random(100)
-    best = float("inf")
-    with threadpool_limits(1):
-        for _ in range(5):
-            start = time.process_time()
-            sum(i * i for i in range(600_000))
-            for _ in range(6_000):
-                small = np.sqrt(small * small + 1.0) - 1.0
-            np.sort(values)
-            matrix @ matrix @ matrix
-            best = min(best, time.process_time() - start)
-    return max(best, 1e-3)
 
 # --------------------------------------------------------------------------- subprocesses
 #: Seconds after which a test's subprocess is taken to hang, and killed with everything it started.

@@ -236,19 +236,11 @@ def test_standin_spec_validation():
         S.spec_for("nope")
 
 
-def test_kosarak_sized_standin_is_fast():
-    import time
-
-    from conftest import machine_unit
-
-    start = time.process_time()
+def test_kosarak_sized_standin():
+    # its CPU time (a loop per record is far slower) is a benchmark, benchmarks/slow_paths.py
     data = S.standin_itemsets("kosarak", rng=0)
-    elapsed = time.process_time() - start
     assert data.n == 990_002 and data.m == 41_270
     assert abs(data.n_records - 8_019_015) < 0.01 * 8_019_015
-    # in this machine's units (about 50 where the limit was set): a loop per record is far slower
-    units = elapsed / machine_unit()
-    assert units < 450, f"Kosarak-sized stand-in took {elapsed:.1f} s of CPU, {units:.0f} units of this machine"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -187,18 +187,11 @@ def test_scenario_validation() -> None:
         nm.Scenario(budgets=(1.0,) * 7)
 
 
-def test_the_map_is_deterministic_and_fast(scenario: nm.Scenario) -> None:
-    import time
-
-    from conftest import machine_unit
-
-    start = time.process_time()
+def test_the_map_is_deterministic(scenario: nm.Scenario) -> None:
+    # its CPU time is a benchmark (benchmarks/slow_paths.py), not a test
     a = nm.notion_map(scenario)
-    seconds = time.process_time() - start
     b = nm.notion_map(scenario)
     assert a.frame().equals(b.frame())
-    # in this machine's units (about 16 where the limit was set)
-    assert seconds < 900 * machine_unit(), f"{seconds:.1f} s of CPU, {seconds / machine_unit():.0f} units"
 
 
 def test_registered_figure(nmap: nm.NotionMap) -> None:
