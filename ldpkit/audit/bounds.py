@@ -57,13 +57,43 @@ def cp_lower(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
     ...
     ValueError: k must lie in [0, n]: got k=101.0 with n=100.0
     """
-    k, n, miss = _successes(k, n, miss)
-    from scipy import stats
+    return _lower_checked(*_successes(k, n, miss))
 
+
+def _beta_quantile(q: float, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``scipy.stats.beta.ppf(q, a, b)`` for valid arguments, without its per-call argument handling.
+
+    SciPy's beta distribution computes its quantile with the ufunc ``scipy.special._ufuncs._beta_ppf``
+    (and, for valid arguments, returns exactly its value); where a SciPy lacks that ufunc, the
+    public ``stats.beta.ppf`` is called instead, so the values are the distribution's either way.
+    """
+    try:
+        from scipy.special._ufuncs import _beta_ppf
+    except ImportError:  # another SciPy: the public, slower path
+        from scipy import stats
+
+        return cast("np.ndarray", stats.beta.ppf(q, a, b))
+    return cast("np.ndarray", _beta_ppf(q, a, b))
+
+
+def _lower_checked(k: np.ndarray, n: np.ndarray, miss: float) -> np.ndarray:
+    """:func:`cp_lower` on arguments already checked: float arrays of one shape, ``0 <= k <= n``, ``n >= 1``."""
     out = np.zeros(k.shape)
     pos = k > 0
-    out[pos] = stats.beta.ppf(miss, k[pos], n[pos] - k[pos] + 1)
+    out[pos] = _beta_quantile(miss, k[pos], n[pos] - k[pos] + 1)
     return out
+
+
+def cp_bounds_of_counts(kx: np.ndarray, kxp: np.ndarray, n: int, miss: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cp_lower` of ``kx`` and :func:`cp_upper` of ``kxp`` out of ``n``, for counts the caller has checked.
+
+    The audits' inner loop: ``kx`` and ``kxp`` are non-negative integer counts of one shape, at
+    most ``n``, taken from histograms of ``n`` samples, so the checks of the public functions
+    (which would dominate its time) are skipped; the values are theirs exactly.
+    """
+    k1, k2 = np.asarray(kx, dtype=float), np.asarray(kxp, dtype=float)
+    n1, n2 = np.full(k1.shape, float(n)), np.full(k2.shape, float(n))
+    return _lower_checked(k1, n1, miss), 1.0 - _lower_checked(n2 - k2, n2, miss)
 
 
 def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
@@ -79,7 +109,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, miss: float) -> np.ndarray:
     """
     k, n, miss = _successes(k, n, miss)
     # the upper bound on p is one minus the lower bound on 1 - p, from the n - k failures
-    return 1.0 - cp_lower(n - k, n, miss)
+    return 1.0 - _lower_checked(n - k, n, miss)
 
 
 def log_ratio(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

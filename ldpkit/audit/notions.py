@@ -17,7 +17,7 @@ from .._validation import MAX_USERS, check_distribution, check_positive_int, che
 from .. import accountant
 from ..accountant import enumerate_channel
 from ..channels import Channel, ExplicitChannel
-from .bounds import AuditBound, ItemAudit, PairwiseAudit, cp_lower, cp_upper, log_ratio
+from .bounds import AuditBound, ItemAudit, PairwiseAudit, cp_bounds_of_counts, cp_lower, cp_upper, log_ratio
 from .samplers import Sampler, check_sampler, sample_histograms
 
 __all__ = ["EventKind", "audit_ipldp", "audit_ldp", "audit_lip", "audit_pairwise"]
@@ -174,10 +174,10 @@ def _black_event(hx: np.ndarray, hxp: np.ndarray, n: int, miss: float) -> tuple[
     for z in RANK_Z:
         order = cand[np.argsort(-(np.log(a / b) - z * np.sqrt(1 / a + 1 / b)), kind="stable")]
         single = order[: min(64, order.size)]
-        s_val = log_ratio(cp_lower(hx[single], n, miss), cp_upper(hxp[single], n, miss))
+        s_val = log_ratio(*cp_bounds_of_counts(hx[single], hxp[single], n, miss))
         sizes = _grid(order.size)
         cx, cxp = np.cumsum(hx[order])[sizes - 1], np.cumsum(hxp[order])[sizes - 1]
-        p_val = log_ratio(cp_lower(cx, n, miss), cp_upper(cxp, n, miss))
+        p_val = log_ratio(*cp_bounds_of_counts(cx, cxp, n, miss))
         if s_val.max() > best:
             best, best_set = float(s_val.max()), single[int(np.argmax(s_val))][None]
         if p_val.max() > best:
