@@ -167,7 +167,7 @@ def csv_download_html(frame: pd.DataFrame, filename: str, label: str | None = No
     >>> import pandas as pd
     >>> link = csv_download_html(pd.DataFrame({"eps": [1.0], "mse": [0.5]}), "doctest-fig.csv")
     >>> link
-    '<a download="doctest-fig.csv" href="../data/doctest-fig.csv">Download the data of this figure (doctest-fig.csv, 1 rows)</a>'
+    '<a download="doctest-fig.csv" href="../data/doctest-fig.csv">Download the data shown above (doctest-fig.csv, 1 row)</a>'
     >>> (DOWNLOAD_DIR / "doctest-fig.csv").read_text().splitlines()
     ['eps,mse', '1.0,0.5']
     >>> (DOWNLOAD_DIR / "doctest-fig.csv").unlink()
@@ -176,7 +176,8 @@ def csv_download_html(frame: pd.DataFrame, filename: str, label: str | None = No
         raise ValueError(f"filename must be a plain name ending in .csv, got {filename!r}")
     keep_index = any(name is not None for name in frame.index.names)
     href = _write_download(filename, frame.to_csv(index=keep_index).encode("utf-8"))
-    text = html.escape(label or f"Download the data of this figure ({filename}, {len(frame):,} rows)")
+    rows = f"{len(frame):,} row{'' if len(frame) == 1 else 's'}"
+    text = html.escape(label or f"Download the data shown above ({filename}, {rows})")
     return f'<a download="{html.escape(filename)}" href="{html.escape(href)}">{text}</a>'
 
 
