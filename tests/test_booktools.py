@@ -149,6 +149,17 @@ def test_table_cells_read_as_numbers_not_as_pandas() -> None:
     text = table_markdown(frame, headers={"eps": "$\\varepsilon$"}, caption="A caption", label="tab-x", index=True)
     assert ":name: tab-x" in text and "* - item" in text and "  - $\\varepsilon$" in text and "1,234" in text
     assert "nan" not in text.lower() and "inf\n" not in text
+    # a caption may hold inline code and roles: the parsed table keeps its caption, label and rows
+    # (a backtick fence dropped the whole table to text when its caption held a backtick)
+    from docutils.core import publish_doctree
+    from myst_parser.parsers.docutils_ import Parser
+
+    text = table_markdown(frame, caption="See `code` and {sub}`a role`", label="tab-y")
+    tree = publish_doctree(text, parser=Parser(), settings_overrides={"report_level": 5})
+    tables = [node for node in tree.findall() if node.tagname == "table"]
+    assert len(tables) == 1 and "tab-y" in tables[0]["ids"]
+    assert tables[0].children[0].astext() == "See code and a role"
+    assert [row.astext().split("\n\n") for row in tables[0].findall() if row.tagname == "row"][1] == ["0.5", "1,234"]
     # bad input is refused before any work, naming what is wrong
     with pytest.raises(ValueError, match="needs a caption"):
         table_markdown(frame, label="tab-x")

@@ -148,7 +148,7 @@ def table_markdown(frame: pd.DataFrame, *, headers: Mapping[str, str] | None = N
     >>> frame = pd.DataFrame({"eps": [1.0, float("inf")], "n": [1000, 25000], "mse": [0.5, float("nan")]})
     >>> print(table_markdown(frame, headers={"eps": "$\\\\varepsilon$"}, caption="Two rows", label="tab-demo",
     ...                      note="A dash: not computed."))
-    ````{list-table} Two rows
+    ~~~~{list-table} Two rows
     :header-rows: 1
     :class: book-table
     :name: tab-demo
@@ -162,7 +162,7 @@ def table_markdown(frame: pd.DataFrame, *, headers: Mapping[str, str] | None = N
     * - $\\infty$
       - 25,000
       - —
-    ````
+    ~~~~
     <BLANKLINE>
     A dash: not computed.
     """
@@ -184,8 +184,9 @@ def table_markdown(frame: pd.DataFrame, *, headers: Mapping[str, str] | None = N
     rows = [[format_value(value, formats.get(name)) for name, value in zip(names, row)]
             for row in shown.itertuples(index=False, name=None)]
     text = list_table(caption, header_row, rows, widths=widths, css_class="book-table")
-    # a fence of four backticks, so a caption or cell may hold inline code
-    text = "`" + text + "`"
+    # a fence of tildes: a caption may then hold inline code and roles ({numref}, {prf:ref}), which
+    # a backtick fence's opening line cannot (CommonMark forbids backticks in its info string)
+    text = "~~~~" + text[len("```"):-len("```")] + "~~~~"
     if label is not None:
         head, _, rest = text.partition("\n:class: book-table\n")
         text = f"{head}\n:class: book-table\n:name: {label}\n{rest}"
