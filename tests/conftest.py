@@ -335,3 +335,14 @@ def assert_variance_with_power(est: Any, counts: Any, var: Any, wrong: Any) -> f
     assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) < band)
     assert np.all(np.abs(est.var(axis=0, ddof=1) / wrong - 1) > band)
     return band
+
+
+def loopback_dask_client(n_workers: int, threads_per_worker: int) -> Iterable[Any]:
+    """A generator for a fixture (``yield from loopback_dask_client(...)``): a dask client on an
+    in-process cluster, skipping the test where ``distributed`` is missing."""
+    distributed = pytest.importorskip("distributed")
+    # in-process workers on loopback, no dashboard: starts in well under a second
+    with (distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=False,
+                                   protocol="tcp://", host="127.0.0.1", dashboard_address=None) as cluster,
+          distributed.Client(cluster) as client):
+        yield client

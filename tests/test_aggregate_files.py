@@ -29,6 +29,7 @@ from ldpkit.aggregation import Aggregator, aggregate_files
 from ldpkit.cli import main
 from ldpkit.domain import Domain
 from ldpkit.reportio import ReportFileError, save_reports
+from conftest import loopback_dask_client
 
 LABELS = Domain(["tea", "coffee", "milk", "water", "juice"])
 
@@ -64,12 +65,7 @@ def grr_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 @pytest.fixture(scope="module")
 def dask_client() -> Iterator[Any]:
-    distributed = pytest.importorskip("distributed")
-    # in-process workers on loopback, no dashboard: starts in well under a second
-    with (distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
-                                   host="127.0.0.1", dashboard_address=None) as cluster,
-          distributed.Client(cluster) as client):
-        yield client
+    yield from loopback_dask_client(n_workers=2, threads_per_worker=1)
 
 
 # ============================================================================ the same, bit for bit
