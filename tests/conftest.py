@@ -375,3 +375,13 @@ def check_experiments_chapter(text: str, anchor: str, ids: Iterable[str], paper:
     shown = re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)
     assert len(shown) == len(figures)
     return captions
+
+
+def one_cli_error(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one stderr line of a refused command (after any notes printed before the refusal), with no
+    traceback anywhere on stderr."""
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if ": error: " in line]
+    assert len(errors) == 1 and errors[-1] == err[-1], err
+    assert "Traceback" not in "\n".join(err)
+    return errors[0]

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import loopback_dask_client
 import ldpkit.aggregation as aggregation
 from ldpkit import GRR, OUE
 from ldpkit._validation import ArgumentTypeError
@@ -29,7 +30,6 @@ from ldpkit.aggregation import Aggregator, aggregate_files
 from ldpkit.cli import main
 from ldpkit.domain import Domain
 from ldpkit.reportio import ReportFileError, save_reports
-from conftest import loopback_dask_client
 
 LABELS = Domain(["tea", "coffee", "milk", "water", "juice"])
 

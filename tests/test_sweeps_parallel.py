@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import loopback_dask_client
 from ldpkit.cli import main
 from ldpkit.experiments import RunConfig, idldp
-from conftest import loopback_dask_client
 
 COUNTS = np.array([400, 250, 120, 80, 60, 40, 25, 15, 8, 2])
 EPS = (0.5, 1.0, 2.0)
