@@ -335,3 +335,53 @@ def assert_variance_with_power(est: Any, counts: Any, var: Any, wrong: Any) -> f
     assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) < band)
     assert np.all(np.abs(est.var(axis=0, ddof=1) / wrong - 1) > band)
     return band
+
+
+def loopback_dask_client(n_workers: int, threads_per_worker: int) -> Iterable[Any]:
+    """A generator for a fixture (``yield from loopback_dask_client(...)``): a dask client on an
+    in-process cluster, skipping the test where ``distributed`` is missing."""
+    distributed = pytest.importorskip("distributed")
+    # in-process workers on loopback, no dashboard: starts in well under a second
+    with (distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=False,
+                                   protocol="tcp://", host="127.0.0.1", dashboard_address=None) as cluster,
+          distributed.Client(cluster) as client):
+        yield client
+
+
+def check_experiments_chapter(text: str, anchor: str, ids: Iterable[str], paper: str,
+                              figures: set[str]) -> dict[str, str]:
+    """The checks every experiments chapter ``text`` passes: the ``anchor`` label once, an
+    ``experiments.run`` call for exactly ``ids``, the section label of each experiment of ``paper``, the
+    glued ``figures`` with an alt text of 12 words or more and a caption citing ``paper`` and saying what
+    it reproduces, and a download link under each figure.  The caption of each figure, by key."""
+    import re
+
+    from ldpkit.experiments import list_experiments
+
+    assert text.count(f"({anchor})=") == 1
+    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
+    assert called == set(ids)
+    for e in list_experiments():
+        if e.paper == paper:
+            assert f"({e.section})=" in text, e.section
+    bodies = dict(re.findall(r"```\{glue:figure\} (\S+)\n(.*?)\n```", text, re.DOTALL))
+    assert set(bodies) == figures
+    captions = {}
+    for key, body in bodies.items():
+        alt = re.search(r"^:alt: (.+)$", body, re.MULTILINE)
+        assert alt and len(alt.group(1).split()) >= 12, key
+        captions[key] = caption = body.split("\n\n", 1)[1]
+        assert f"{{cite}}`{paper}`" in caption and "Reproduces" in caption, key
+    shown = re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)
+    assert len(shown) == len(figures)
+    return captions
+
+
+def one_cli_error(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one stderr line of a refused command (after any notes printed before the refusal), with no
+    traceback anywhere on stderr."""
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if ": error: " in line]
+    assert len(errors) == 1 and errors[-1] == err[-1], err
+    assert "Traceback" not in "\n".join(err)
+    return errors[0]

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import loopback_dask_client
 import ldpkit.aggregation as aggregation
 from ldpkit import GRR, OUE
 from ldpkit._validation import ArgumentTypeError
@@ -64,12 +65,7 @@ def grr_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 @pytest.fixture(scope="module")
 def dask_client() -> Iterator[Any]:
-    distributed = pytest.importorskip("distributed")
-    # in-process workers on loopback, no dashboard: starts in well under a second
-    with (distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
-                                   host="127.0.0.1", dashboard_address=None) as cluster,
-          distributed.Client(cluster) as client):
-        yield client
+    yield from loopback_dask_client(n_workers=2, threads_per_worker=1)
 
 
 # ============================================================================ the same, bit for bit

@@ -288,27 +288,26 @@ def test_missing_field_rejected(tmp_path, field):
         load_claims(path)
 
 
-def test_unknown_paper_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(), _good_entry(id="x-thm-1", paper="dp2006")]})
-    with pytest.raises(ValueError, match=r"'x-thm-1'.*unknown paper 'dp2006'"):
-        load_claims(path)
-
-
-def test_unknown_status_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(status="done")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*unknown status 'done'"):
-        load_claims(path)
-
-
-def test_unknown_kind_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(kind="definition")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*unknown kind 'definition'"):
-        load_claims(path)
-
-
-def test_duplicate_id_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(), _good_entry(location="elsewhere")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1' \(entry 1\): duplicate id"):
+@pytest.mark.parametrize(("claims", "message"), [
+    pytest.param([_good_entry(), _good_entry(id="x-thm-1", paper="dp2006")], r"'x-thm-1'.*unknown paper 'dp2006'",
+                 id="unknown-paper"),
+    pytest.param([_good_entry(status="done")], r"'idldp-lemma-1'.*unknown status 'done'", id="unknown-status"),
+    pytest.param([_good_entry(kind="definition")], r"'idldp-lemma-1'.*unknown kind 'definition'", id="unknown-kind"),
+    pytest.param([_good_entry(), _good_entry(location="elsewhere")], r"'idldp-lemma-1' \(entry 1\): duplicate id",
+                 id="duplicate-id"),
+    pytest.param([_good_entry(status="reproduced", evidence="  ")], r"'idldp-lemma-1'.*evidence must be",
+                 id="blank-evidence"),
+    pytest.param([_good_entry(statement="first line\nsecond line")], r"'idldp-lemma-1'.*single line",
+                 id="multiline-statement"),
+    pytest.param([_good_entry(statement="x" * (MAX_STATEMENT_LENGTH + 1))], r"'idldp-lemma-1'.*201 characters",
+                 id="long-statement"),
+    pytest.param([_good_entry(proof="trivial")], r"'idldp-lemma-1'.*unknown field.*proof", id="unknown-field"),
+    pytest.param([_good_entry(location="")], r"'idldp-lemma-1'.*'location'", id="empty-string-field"),
+    pytest.param([_good_entry(), "just a string"], r"entry 1.*expected a mapping", id="non-mapping-entry"),
+])
+def test_bad_entry_rejected(tmp_path, claims, message):
+    path = _write(tmp_path, {"claims": claims})
+    with pytest.raises(ValueError, match=message):
         load_claims(path)
 
 
@@ -361,42 +360,6 @@ def test_data_qualifier_checked(tmp_path):
     assert load_claims(_write(tmp_path, [_good_entry()]))[0].data is None
     with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*unknown data qualifier 'synthetic'"):
         load_claims(_write(tmp_path, [_good_entry(data="synthetic")]))
-
-
-def test_blank_evidence_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(status="reproduced", evidence="  ")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*evidence must be"):
-        load_claims(path)
-
-
-def test_multiline_statement_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(statement="first line\nsecond line")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*single line"):
-        load_claims(path)
-
-
-def test_long_statement_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(statement="x" * (MAX_STATEMENT_LENGTH + 1))]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*201 characters"):
-        load_claims(path)
-
-
-def test_unknown_field_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(proof="trivial")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*unknown field.*proof"):
-        load_claims(path)
-
-
-def test_empty_string_field_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(location="")]})
-    with pytest.raises(ValueError, match=r"'idldp-lemma-1'.*'location'"):
-        load_claims(path)
-
-
-def test_non_mapping_entry_rejected(tmp_path):
-    path = _write(tmp_path, {"claims": [_good_entry(), "just a string"]})
-    with pytest.raises(ValueError, match=r"entry 1.*expected a mapping"):
-        load_claims(path)
 
 
 @pytest.mark.parametrize("document", [{"version": 1}, "text", [], {"claims": {"a": 1}}])

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import one_cli_error
 from ldpkit import GRR, OUE, contracts
 from ldpkit.aggregation import Aggregator
 from ldpkit.cli import main
@@ -41,15 +42,6 @@ def items(tmp_path: Path) -> dict[str, object]:
     dom = tmp_path / "labels.txt"
     dom.write_text("\n".join(LABELS) + "\n")
     return {"labels": labels, "csv": csv, "txt": txt, "domain": dom}
-
-
-def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
-    """The one stderr line of a refused command (after any notes printed before the refusal)."""
-    err = capsys.readouterr().err.strip().splitlines()
-    errors = [line for line in err if ": error: " in line]
-    assert len(errors) == 1 and errors[-1] == err[-1], err
-    assert "Traceback" not in "\n".join(err)
-    return errors[0]
 
 
 def _python_path(mech, labels: list[str], seed: int, chunk: int) -> tuple[object, Aggregator]:
@@ -145,7 +137,7 @@ def test_unknown_label_is_refused_by_name(items, tmp_path: Path, capsys: pytest.
     out = tmp_path / "never.ldpr"
     assert main(["perturb", "--input", str(bad), "--column", "item", "--output", str(out), "--mechanism", "GRR",
                  "--epsilon", "1", "--domain", str(items["domain"])]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert line.startswith("ldpkit perturb: error: ") and "'kiwi'" in line and "bad.csv" in line
     assert "2 of its 4 rows" in line
     assert not out.exists() and not Path(str(out) + ".partial").exists()
@@ -161,7 +153,7 @@ def test_truncated_reports_file_is_refused_with_its_name(items, tmp_path: Path,
         cut.write_bytes(raw[: len(raw) * 2 // 3])
         capsys.readouterr()
         assert main(["estimate", str(good), str(cut), "--output", str(tmp_path / "never.csv")]) == 2
-        line = _one_error(capsys)
+        line = one_cli_error(capsys)
         assert str(cut) in line and "truncated" in line
         assert not (tmp_path / "never.csv").exists()
         with pytest.raises(ValueError, match="truncated"):  # --debug shows the kit's error itself
@@ -177,11 +169,11 @@ def test_files_of_different_epsilon_are_refused_naming_the_file(items, tmp_path:
     capsys.readouterr()
     state = tmp_path / "state.json"
     assert main(["estimate", str(one), str(two), "--state", str(state)]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert str(two) in line and "epsilon" in line and "GRR(d=5, epsilon=2.0)" in line
     assert not state.exists()  # nothing saved from a refused run
     assert main(["estimate", str(one), str(one)]) == 2
-    assert "given twice" in _one_error(capsys)
+    assert "given twice" in one_cli_error(capsys)
 
 
 def test_state_resume_equals_one_call(items, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -289,7 +281,7 @@ def test_perturb_usage_errors_exit_2_before_any_work(argv: list[str], message: s
     argv = [a for a in argv if a != "--no-column"]
     assert main(["perturb", "--input", str(items["csv"]), *column, "--output", str(out), "--domain",
                  str(items["domain"]), *argv]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert line.startswith("ldpkit perturb: error: ") and message in line, line
     assert not out.exists()
 
@@ -298,23 +290,23 @@ def test_file_errors_name_the_file(items, tmp_path: Path, capsys: pytest.Capture
     base = ["--mechanism", "GRR", "--epsilon", "1"]
     missing = tmp_path / "missing.txt"
     assert main(["perturb", "--input", str(missing), "--output", str(tmp_path / "r.ldpr"), *base]) == 2
-    assert f"--input {missing}: no such file" in _one_error(capsys)
+    assert f"--input {missing}: no such file" in one_cli_error(capsys)
     assert main(["perturb", "--input", str(items["txt"]), "--output", str(tmp_path / "no" / "r.ldpr"), *base]) == 2
-    assert "does not exist" in _one_error(capsys)
+    assert "does not exist" in one_cli_error(capsys)
     budgets = tmp_path / "budgets.csv"
     budgets.write_text("apple,1\nbread,2\n")
     assert main(["perturb", "--input", str(items["txt"]), "--output", str(tmp_path / "r.ldpr"), "--mechanism", "IPRR",
                  "--budgets", str(budgets), "--domain", str(items["domain"])]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert str(budgets) in line and "no budget for 3 label(s)" in line and "'milk'" in line
     assert main(["estimate", str(tmp_path / "none.ldpr")]) == 2
-    assert "none.ldpr: no such file" in _one_error(capsys)
+    assert "none.ldpr: no such file" in one_cli_error(capsys)
     not_reports = tmp_path / "not.ldpr"
     not_reports.write_text("hello\n")
     assert main(["account", "--reports", str(not_reports)]) == 2
-    assert f"{not_reports}: not an ldpkit report file" in _one_error(capsys)
+    assert f"{not_reports}: not an ldpkit report file" in one_cli_error(capsys)
     assert main(["account", "--mechanism", "GRR", "--epsilon", "1"]) == 2
-    assert "needs --d D or --domain FILE" in _one_error(capsys)
+    assert "needs --d D or --domain FILE" in one_cli_error(capsys)
 
 
 # --------------------------------------------------------------------------- first-run faults (issue 33)
@@ -380,7 +372,7 @@ def test_a_column_of_nearly_distinct_values_is_refused_without_domain(tmp_path: 
     out = tmp_path / "r.ldpr"
     path = _many(tmp_path, 3375, 3376)  # the reported case: latitudes, one value (almost) per row
     assert main(["perturb", "--input", str(path), *base, "--output", str(out)]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert "3,375 distinct labels in 3,376 rows" in line and "--allow-many-labels" in line and "--domain FILE" in line
     assert not out.exists()
     assert main(["perturb", "--input", str(path), *base, "--output", str(out), "--allow-many-labels"]) == 0
@@ -399,7 +391,7 @@ def test_a_column_of_nearly_distinct_values_is_refused_without_domain(tmp_path: 
                  "--domain", str(dom)]) == 0
     assert main(["perturb", "--input", str(path), *base, "--output", str(tmp_path / "e.ldpr"), "--domain", str(dom),
                  "--allow-many-labels"]) == 2
-    assert "--allow-many-labels applies without --domain only" in _one_error(capsys)
+    assert "--allow-many-labels applies without --domain only" in one_cli_error(capsys)
 
 
 def test_existing_output_is_replaced_only_with_force(items, tmp_path: Path,
@@ -409,7 +401,7 @@ def test_existing_output_is_replaced_only_with_force(items, tmp_path: Path,
     base = ["perturb", "--input", str(items["txt"]), "--output", str(out), "--mechanism", "GRR", "--epsilon", "1",
             "--domain", str(items["domain"]), "--seed", "1"]
     assert main(base) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert f"--output {out}: the file exists" in line and "--force" in line
     assert out.read_bytes() == b"precious"
     assert main([*base, "--force"]) == 0
@@ -418,7 +410,7 @@ def test_existing_output_is_replaced_only_with_force(items, tmp_path: Path,
     est, state = tmp_path / "est.csv", tmp_path / "state.json"
     est.write_text("precious\n")
     assert main(["estimate", str(out), "--output", str(est), "--state", str(state)]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert f"--output {est}: the file exists" in line and "--force" in line
     assert est.read_text() == "precious\n" and not state.exists()
     assert main(["estimate", str(out), "--output", str(est), "--state", str(state), "--force"]) == 0
@@ -430,11 +422,11 @@ def test_existing_output_is_replaced_only_with_force(items, tmp_path: Path,
     capsys.readouterr()
     # never the files it reads, even with --force
     assert main(["estimate", str(out), "--output", str(out), "--force"]) == 2
-    assert "one of the report files read" in _one_error(capsys)
+    assert "one of the report files read" in one_cli_error(capsys)
     assert main(["estimate", str(out), "--output", str(state), "--state", str(state), "--force"]) == 2
-    assert "it is the --state file" in _one_error(capsys)
+    assert "it is the --state file" in one_cli_error(capsys)
     assert main(["estimate", str(out), "--force"]) == 2
-    assert "--force applies with --output only" in _one_error(capsys)
+    assert "--force applies with --output only" in one_cli_error(capsys)
 
 
 def test_encoding_flag_and_a_decoding_error_that_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -444,7 +436,7 @@ def test_encoding_flag_and_a_decoding_error_that_names_it(tmp_path: Path, capsys
     base = ["perturb", "--input", str(path), "--column", "item", "--output", str(out), "--mechanism", "GRR",
             "--epsilon", "1", "--seed", "1"]
     assert main(base) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert f"--input {path}: not utf-8 text at line 2 (byte 0xe9)" in line and "--encoding latin-1" in line, line
     assert not out.exists()
     assert main([*base, "--encoding", "latin-1"]) == 0
@@ -453,17 +445,17 @@ def test_encoding_flag_and_a_decoding_error_that_names_it(tmp_path: Path, capsys
     header = tmp_path / "header.csv"
     header.write_bytes("user,catégorie\n1,a\n".encode("latin-1"))
     assert main([*base[:2], str(header), *base[3:4], "catégorie", *base[5:]]) == 2
-    assert "not utf-8 text at line 1" in _one_error(capsys)
+    assert "not utf-8 text at line 1" in one_cli_error(capsys)
     txt = tmp_path / "latin.txt"
     txt.write_bytes("café\nthé\n".encode("cp1252"))
     assert main(["perturb", "--input", str(txt), "--output", str(tmp_path / "t.ldpr"), "--mechanism", "GRR",
                  "--epsilon", "1"]) == 2
-    assert "--encoding" in _one_error(capsys)
+    assert "--encoding" in one_cli_error(capsys)
     assert main(["perturb", "--input", str(txt), "--output", str(tmp_path / "t.ldpr"), "--mechanism", "GRR",
                  "--epsilon", "1", "--encoding", "cp1252"]) == 0
     capsys.readouterr()
     assert main([*base, "--encoding", "no-such-codec", "--force"]) == 2
-    assert "--encoding 'no-such-codec': unknown encoding" in _one_error(capsys)
+    assert "--encoding 'no-such-codec': unknown encoding" in one_cli_error(capsys)
 
 
 @pytest.mark.parametrize(("sep", "flag"), [(";", ";"), ("\t", "\\t"), ("\t", "tab"), ("|", "|")])
@@ -475,7 +467,7 @@ def test_delimiter_flag_and_a_wrong_separator_hint(sep: str, flag: str, tmp_path
     base = ["perturb", "--input", str(path), "--column", "item", "--output", str(out), "--mechanism", "OUE",
             "--epsilon", "1", "--seed", "1"]
     assert main(base) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     shown = "'\\t'" if sep == "\t" else repr(sep)
     assert "--column 'item': not a column of" in line and f"pass --delimiter {shown}" in line, line
     assert main([*base, "--delimiter", flag]) == 0
@@ -496,7 +488,7 @@ def test_delimiter_usage_errors(argv: list[str], message: str, items, tmp_path: 
     out = tmp_path / "never.ldpr"
     assert main(["perturb", "--input", str(source), *column, "--output", str(out), "--mechanism", "GRR",
                  "--epsilon", "1", *argv]) == 2
-    line = _one_error(capsys)
+    line = one_cli_error(capsys)
     assert message in line, line
     assert not out.exists()
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import run_process
+from conftest import one_cli_error, run_process
 from ldpkit import accountant, contracts
 from ldpkit.accountant import SHARED_PARAMETERS, CheckResult, Notion, register_notion, registered_notions
 from ldpkit.accountant import unregister_notion
@@ -63,15 +63,6 @@ def _files(tmp_path: Path, d: int) -> dict[str, Path]:
 def _value_file(path: Path, labels: list[str], values: Any, what: str) -> Path:
     path.write_text(f"label,{what}\n" + "".join(f"{lab},{float(v)!r}\n" for lab, v in zip(labels, values)))
     return path
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    """The one error line of a refused command."""
-    err = capsys.readouterr().err.strip().splitlines()
-    errors = [line for line in err if ": error: " in line]
-    assert len(errors) == 1 and errors[-1] == err[-1], err
-    assert "Traceback" not in "\n".join(err)
-    return errors[0]
 
 
 # ------------------------------------------------------------------------------------- --mechanism
@@ -125,7 +116,7 @@ def test_every_budget_family_is_named_by_mechanism_with_its_context_flags(
         out.unlink(missing_ok=True)
         flag = given[key][0] if key != "epsilon" else ["--epsilon", "1"]
         assert main([*base, *argv, *flag]) == 2, key
-        line = _one_line(capsys)
+        line = one_cli_error(capsys)
         readers = [f.name for f in NAMED if (key in f.context if key != "epsilon" else "budgets" not in f.context)]
         assert f"--{key} does not apply to {fam.name} (" in line and ", ".join(readers or ["no registered"]) in line
         assert not out.exists()
@@ -138,7 +129,7 @@ def test_a_family_the_command_line_cannot_build_is_refused_with_its_reason(
     out = tmp_path / "never.ldpr"
     assert main(["perturb", "--input", str(files["items"]), "--output", str(out), "--domain", str(files["domain"]),
                  "--mechanism", fam.name, "--epsilon", "1"]) == 2
-    line = _one_line(capsys)
+    line = one_cli_error(capsys)
     why = "is not indexed by a budget" if fam.at_budget is None else "perturbs item sets"
     assert f"--mechanism {fam.name}: the {fam.name} family ({fam.description}) {why}" in line
     assert not out.exists()
@@ -154,7 +145,7 @@ def test_model_is_the_family_of_that_model(tmp_path: Path, capsys: pytest.Captur
     assert open_reports(outs[0]).mechanism.provenance == open_reports(outs[1]).mechanism.provenance
     capsys.readouterr()
     assert main(["account", "--d", "3", "--budgets", "1", "--mechanism", "IDUE", "--model", "opt7"]) == 2
-    assert "--model opt7: there is no family IDUE-opt7 (its models: opt0, opt1, opt2;" in _one_line(capsys)
+    assert "--model opt7: there is no family IDUE-opt7 (its models: opt0, opt1, opt2;" in one_cli_error(capsys)
 
 
 # ------------------------------------------------------------------------------------- --contract
@@ -206,12 +197,12 @@ def test_every_notion_is_taken_by_contract(notion: Any, tmp_path: Path, capsys: 
         assert status == 2 and "--family GRR: no member keeps" in err[0] and not out.exists(), err
 
 
-def test_a_promise_the_family_cannot_keep_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_promise_the_family_cannot_keep_isone_cli_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = _files(tmp_path, 3)
     out = tmp_path / "never.ldpr"
     assert main(["perturb", "--input", str(files["items"]), "--output", str(out), "--domain", str(files["domain"]),
                  "--contract", "ldp:epsilon=1", "--family", "fhr"]) == 2
-    line = _one_line(capsys)
+    line = one_cli_error(capsys)
     assert "--family FHR: no member keeps contract LDP (epsilon=1): no member keeps the promise" in line
     assert not out.exists()
 
@@ -242,7 +233,7 @@ def floor_notion() -> Iterator[Notion[FloorResult]]:
     unregister_notion("floor-ldp")
 
 
-def test_a_notion_registered_later_is_taken_and_no_family_keeping_it_is_one_line(
+def test_a_notion_registered_later_is_taken_and_no_family_keeping_it_isone_cli_error(
         floor_notion: Notion[FloorResult], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = _files(tmp_path, 3)
     out = tmp_path / "r.ldpr"
@@ -256,7 +247,7 @@ def test_a_notion_registered_later_is_taken_and_no_family_keeping_it_is_one_line
     # a budget below 1 too (regression: IPRR's search once left its budget range at t = 1e-6 and raised)
     for spec in ("floor-ldp:epsilon=1,floor=2", "floor-ldp:epsilon=0.5,floor=1"):
         assert main([*base, "--contract", spec]) == 2
-        line = _one_line(capsys)
+        line = one_cli_error(capsys)
         assert line.startswith(f"ldpkit perturb: error: --contract {spec}: no family keeps "
                                "Floor-LDP: GRR: no member keeps the promise"), line
         assert not out.exists()
@@ -279,7 +270,7 @@ def test_contract_usage_errors(argv: list[str], message: str, tmp_path: Path,
     out = tmp_path / "never.ldpr"
     assert main(["perturb", "--input", str(files["items"]), "--output", str(out), "--domain", str(files["domain"]),
                  *argv]) == 2
-    assert message in _one_line(capsys)
+    assert message in one_cli_error(capsys)
     assert not out.exists()
 
 

@@ -185,28 +185,25 @@ def test_archive_member_extracted_and_verified(env, server):
     assert files_below(env) == [path], "the archive itself is not kept"
 
 
-def test_archive_member_hash_mismatch(env, server):
-    (server.root / "pkg.tgz").write_bytes(_tarball({"pkg/data/pkg.rda": b"abc"}))
-    spec = DataFile("pkg.rda", server.url("pkg.tgz"), sha(b"abd"), member="pkg/data/pkg.rda")
-    with pytest.raises(F.ChecksumMismatchError, match="pkg.rda"):
-        F.fetch(spec)
-    assert files_below(env) == []
+def _cut_in_half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
 
 
-def test_truncated_archive_is_unavailable(env, server):
-    member = bytes(range(256)) * 400  # incompressible enough that a cut loses part of the member
-    whole = _tarball({"pkg/data/pkg.rda": member, "pkg/z": b"z"})
-    (server.root / "pkg.tgz").write_bytes(whole[: len(whole) // 2])
-    spec = DataFile("pkg.rda", server.url("pkg.tgz"), sha(member), member="pkg/data/pkg.rda")
-    with pytest.raises(F.DatasetUnavailableError, match="corrupt or truncated archive pkg.tgz"):
-        F.fetch(spec)
-    assert files_below(env) == []
+_LONG_MEMBER = bytes(range(256)) * 400  # incompressible enough that a cut loses part of the member
 
 
-def test_archive_without_member_is_unavailable(env, server):
-    (server.root / "pkg.tgz").write_bytes(_tarball({"pkg/other": b"abc"}))
-    spec = DataFile("pkg.rda", server.url("pkg.tgz"), sha(b"abc"), member="pkg/data/pkg.rda")
-    with pytest.raises(F.DatasetUnavailableError, match="no member 'pkg/data/pkg.rda'"):
+@pytest.mark.parametrize("archive, hashed, error, match", [
+    pytest.param(_tarball({"pkg/data/pkg.rda": b"abc"}), b"abd", F.ChecksumMismatchError, "pkg.rda",
+                 id="member-hash-mismatch"),
+    pytest.param(_cut_in_half(_tarball({"pkg/data/pkg.rda": _LONG_MEMBER, "pkg/z": b"z"})), _LONG_MEMBER,
+                 F.DatasetUnavailableError, "corrupt or truncated archive pkg.tgz", id="truncated-archive"),
+    pytest.param(_tarball({"pkg/other": b"abc"}), b"abc", F.DatasetUnavailableError, "no member 'pkg/data/pkg.rda'",
+                 id="archive-without-member"),
+])
+def test_bad_archive_raises_and_leaves_no_file(env, server, archive, hashed, error, match):
+    (server.root / "pkg.tgz").write_bytes(archive)
+    spec = DataFile("pkg.rda", server.url("pkg.tgz"), sha(hashed), member="pkg/data/pkg.rda")
+    with pytest.raises(error, match=match):
         F.fetch(spec)
     assert files_below(env) == []
 

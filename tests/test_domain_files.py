@@ -43,18 +43,32 @@ def test_read_values_header_quoting_inf_and_order(tmp_path: Path) -> None:
     assert dom.vector(values, "budget").tolist() == [math.inf, 2.0, 0.5]
 
 
-@pytest.mark.parametrize(("text", "message"), [
+_VALUES_REFUSALS = [
     ("a,1\nb,1,2\n", r"line 2 has 3 fields; each line is label,budget"),
     ("a,1\nb,nan\n", r"line 2: the budget 'nan' is not a number"),
     ("a,1\nb,one\n", r"line 2: the budget 'one' is not a number"),
     ("a,1\n\na,2\n", r"line 3: the label 'a' is given twice"),
     ("label,budget\n\n", r"no label,budget lines"),
     ("", r"no label,budget lines"),
-])
-def test_read_values_refusals_name_the_file_and_line(text: str, message: str, tmp_path: Path) -> None:
+]
+_MATRIX_REFUSALS = [
+    ("", r"empty; the first line is a header"),
+    (",a,a\na,,1\n", r"line 1: the header must be an empty field followed by distinct"),
+    (",a,b\na,,1\nb,2\n", r"line 3 has 2 fields; the header has 3"),
+    (",a,b\na,,x\nb,2,\n", r"line 2: the budget 'x' in column 'b' is not a number"),
+    (",a,b\na,,1\na,2,\n", r"line 3: the row label 'a' is given twice"),
+    (",a,b\n", r"no rows under the header"),
+]
+
+
+@pytest.mark.parametrize(("reader", "text", "message"),
+                         [(read_values, *row) for row in _VALUES_REFUSALS]
+                         + [(read_matrix, *row) for row in _MATRIX_REFUSALS],
+                         ids=lambda v: v.__name__ if callable(v) else None)
+def test_read_refusals_name_the_file_and_line(reader, text: str, message: str, tmp_path: Path) -> None:
     path = _write(tmp_path, text)
     with pytest.raises(ValueError, match=message) as info:
-        read_values(path, "budget")
+        reader(path, "budget")
     assert str(info.value).startswith(f"{path}: ")
 
 
@@ -87,20 +101,6 @@ def test_read_matrix_round_trip_in_domain_order(tmp_path: Path) -> None:
     want = m[np.ix_(order, order)].copy()
     np.fill_diagonal(want, 0.0)
     assert np.array_equal(got, want)
-
-
-@pytest.mark.parametrize(("text", "message"), [
-    ("", r"empty; the first line is a header"),
-    (",a,a\na,,1\n", r"line 1: the header must be an empty field followed by distinct"),
-    (",a,b\na,,1\nb,2\n", r"line 3 has 2 fields; the header has 3"),
-    (",a,b\na,,x\nb,2,\n", r"line 2: the budget 'x' in column 'b' is not a number"),
-    (",a,b\na,,1\na,2,\n", r"line 3: the row label 'a' is given twice"),
-    (",a,b\n", r"no rows under the header"),
-])
-def test_read_matrix_refusals(text: str, message: str, tmp_path: Path) -> None:
-    path = _write(tmp_path, text)
-    with pytest.raises(ValueError, match=message):
-        read_matrix(path, "budget")
 
 
 def test_matrix_refuses_unknown_labels_and_missing_pairs() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, planned_label, reproduce_with_cli
+from conftest import REPO, check_experiments_chapter, planned_label, reproduce_with_cli
 from ldpkit import FHR, HR, OLH, OUE
 from ldpkit.experiments import RunConfig, fldp_figures, get, list_experiments, run
 from ldpkit.experiments import fldp as exp
@@ -217,20 +217,8 @@ def test_every_fldp_experiment_reproduces_through_the_cli(eid: str, tmp_path: Pa
 
 
 def test_chapter_runs_and_shows_every_registered_fldp_experiment() -> None:
-    text = CHAPTER.read_text()
-    assert text.count("(fldp-experiments)=") == 1
-    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
-    assert called == set(IDS)
-    for e in list_experiments():
-        if e.paper == "zhao2022fldp":
-            assert f"({e.section})=" in text, e.section
-    figures = dict(re.findall(r"```\{glue:figure\} (\S+)\n(.*?)\n```", text, re.S))
-    assert set(figures) == {f"fig-fldp-{n}" for n in (2, 3, 4, 5)}
-    for key, body in figures.items():
-        alt = re.search(r"^:alt: (.+)$", body, re.M)
-        assert alt and len(alt.group(1).split()) >= 12, key
-        caption = body.split("\n\n", 1)[1]
-        assert "{cite}`zhao2022fldp`" in caption and "Reproduces" in caption, key
+    captions = check_experiments_chapter(CHAPTER.read_text(), "fldp-experiments", IDS, "zhao2022fldp",
+                                         {f"fig-fldp-{n}" for n in (2, 3, 4, 5)})
+    for key, caption in captions.items():
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
-    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 4

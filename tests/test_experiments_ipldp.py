@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, panel_series, planned_label, reproduce_with_cli
+from conftest import REPO, check_experiments_chapter, panel_series, planned_label, reproduce_with_cli
 from ldpkit import GRR, IPRR, URR
 from ldpkit.budgets import ipldp_levels
 from ldpkit.experiments import RunConfig, ipldp_figures, list_experiments, run
@@ -189,25 +189,14 @@ def test_every_ipldp_experiment_reproduces_through_the_cli(eid: str, tmp_path: P
 
 def test_chapter_runs_and_shows_every_registered_ipldp_experiment() -> None:
     text = CHAPTER.read_text()
-    assert text.count("(ipldp-experiments)=") == 1
-    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
-    assert called == set(IDS)
-    for e in list_experiments():
-        if e.paper == "li2023ipldp":
-            assert f"({e.section})=" in text, e.section
+    captions = check_experiments_chapter(text, "ipldp-experiments", IDS, "li2023ipldp",
+                                         {"fig-ipldp-2", "fig-ipldp-3", "fig-ipldp-4"})
     for label in ("sec-ipldp-levels", "sec-ipldp-equal-privacy"):
         assert f"({label})=" in text
-    figures = dict(re.findall(r"```\{glue:figure\} (\S+)\n(.*?)\n```", text, re.S))
-    assert set(figures) == {"fig-ipldp-2", "fig-ipldp-3", "fig-ipldp-4"}
-    for key, body in figures.items():
-        alt = re.search(r"^:alt: (.+)$", body, re.M)
-        assert alt and len(alt.group(1).split()) >= 12, key
-        caption = body.split("\n\n", 1)[1]
-        assert "{cite}`li2023ipldp`" in caption and "Reproduces" in caption, key
+    for key, caption in captions.items():
         for fact in ("data", "repeats", "seed"):
             assert re.search(rf"{{glue:text}}`fig\d_{fact}`", caption), (key, fact)
         assert f"{{numref}}`{key}`" in text, key
-    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 3
 
 
 def test_fig4_draws_the_coinciding_idue_models_once() -> None:

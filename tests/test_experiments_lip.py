@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, panel_series, planned_label, reproduce_with_cli
+from conftest import REPO, check_experiments_chapter, panel_series, planned_label, reproduce_with_cli
 from scipy import stats
 
 from ldpkit import lip
@@ -172,23 +172,12 @@ def test_every_lip_figure_reproduces_through_the_cli(eid: str, tmp_path: Path,
 
 def test_chapter_runs_and_shows_every_registered_lip_figure() -> None:
     text = CHAPTER.read_text()
-    assert text.count("(lip-experiments)=") == 1
-    called = set(re.findall(r'experiments\.run\("([^"]+)"', text))
-    assert called == set(IDS)
-    for e in list_experiments():
-        if e.paper == "jiang2018lip":
-            assert f"({e.section})=" in text, e.section
-    figures = dict(re.findall(r"```\{glue:figure\} (\S+)\n(.*?)\n```", text, re.DOTALL))
-    assert set(figures) == {f"fig-lip-{k}" for k in (2, 5, 6, 7, 8)}
-    for key, body in figures.items():
-        alt = re.search(r"^:alt: (.+)$", body, re.MULTILINE)
-        assert alt and len(alt.group(1).split()) >= 12, key
-        caption = body.split("\n\n", 1)[1]
-        assert "{cite}`jiang2018lip`" in caption and "Reproduces" in caption, key
+    captions = check_experiments_chapter(text, "lip-experiments", IDS, "jiang2018lip",
+                                         {f"fig-lip-{k}" for k in (2, 5, 6, 7, 8)})
+    for key, caption in captions.items():
         assert re.search(r"{glue:text}`fig\d_data`", caption), key
         assert "`ldpkit reproduce lip-fig" in caption, key
         assert f"{{numref}}`{key}`" in text or key in text, key
-    assert len(re.findall(r"display\(HTML\(downloads_html\(fig\d\)\)\)|show_result\(fig\d, ", text)) == 5
 
 
 

@@ -28,7 +28,7 @@ import struct
 import tempfile
 import tracemalloc
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -219,51 +219,48 @@ def _damaged(data: st.DataObject, raw: bytes, csv: bool) -> bytes:
 
 
 # ============================================================================ the properties
+def _loaded_or_refused(path: str, what: str, load: Callable[[], None]) -> tuple[str, int]:
+    """Run ``load()`` on ``path`` under tracemalloc: ``"loaded"`` or ``"refused"``, and the peak of memory
+    allocated; anything else (another exception, a message not naming the file, a peak larger than
+    :func:`allowed_peak` allows for a ``what`` of that size) fails."""
+    size = os.path.getsize(path)
+    tracemalloc.start()
+    try:
+        try:
+            load()
+            outcome = "loaded"
+        except ValueError as exc:
+            text = str(exc)
+            assert path in text and "\n" not in text, text
+            outcome = "refused"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= allowed_peak(size), f"{peak:,} bytes allocated for a {what} of {size:,} bytes"
+    return outcome, peak
+
+
 def _check_report_file(path: str) -> tuple[str, int]:
     """Open, read, aggregate and estimate ``path``: ``"loaded"`` or ``"refused"``, and the peak of memory
     allocated; anything else (another exception, a message not naming the file, a larger peak) fails."""
-    size = os.path.getsize(path)
-    tracemalloc.start()
-    try:
-        try:
-            f = open_reports(path)
-            n = sum(f.mechanism.n_reports(batch) for batch in f.batches())
-            assert n == f.n, (path, n, f.n)
-            agg = Aggregator(f.mechanism, domain=f.domain).add_file(path)
-            assert agg.n == f.n
-            if agg.n:
-                est = agg.estimate()
-                assert est.counts.shape == (f.mechanism.d,)
-            outcome = "loaded"
-        except ValueError as exc:
-            text = str(exc)
-            assert path in text and "\n" not in text, text
-            outcome = "refused"
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak <= allowed_peak(size), f"{peak:,} bytes allocated for a file of {size:,} bytes"
-    return outcome, peak
+    def load() -> None:
+        f = open_reports(path)
+        n = sum(f.mechanism.n_reports(batch) for batch in f.batches())
+        assert n == f.n, (path, n, f.n)
+        agg = Aggregator(f.mechanism, domain=f.domain).add_file(path)
+        assert agg.n == f.n
+        if agg.n:
+            est = agg.estimate()
+            assert est.counts.shape == (f.mechanism.d,)
+    return _loaded_or_refused(path, "file", load)
 
 
 def _check_state(path: str) -> tuple[str, int]:
-    size = os.path.getsize(path)
-    tracemalloc.start()
-    try:
-        try:
-            agg = Aggregator.load(path)
-            if agg.n:
-                agg.estimate()
-            outcome = "loaded"
-        except ValueError as exc:
-            text = str(exc)
-            assert path in text and "\n" not in text, text
-            outcome = "refused"
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak <= allowed_peak(size), f"{peak:,} bytes allocated for a state of {size:,} bytes"
-    return outcome, peak
+    def load() -> None:
+        agg = Aggregator.load(path)
+        if agg.n:
+            agg.estimate()
+    return _loaded_or_refused(path, "state", load)
 
 
 def _check_cli(path: str) -> int:

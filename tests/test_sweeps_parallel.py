@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import loopback_dask_client
 from ldpkit.cli import main
 from ldpkit.experiments import RunConfig, idldp
 
@@ -29,12 +30,7 @@ def _single_item(config: RunConfig) -> pd.DataFrame:
 
 @pytest.fixture
 def dask_client() -> Iterator[object]:
-    distributed = pytest.importorskip("distributed")
-    # in-process workers on loopback, no dashboard: starts in well under a second
-    with (distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://",
-                                   host="127.0.0.1", dashboard_address=None) as cluster,
-          distributed.Client(cluster) as client):
-        yield client
+    yield from loopback_dask_client(n_workers=1, threads_per_worker=2)
 
 
 def test_map_gives_point_i_child_i_of_the_seed_sequence_for_any_workers() -> None:
