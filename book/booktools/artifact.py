@@ -82,9 +82,6 @@ PAPER_NAMES: dict[str, str] = {"gu2020idldp": "ID-LDP paper", "li2023ipldp": "IP
                                "zhao2022fldp": "FLDP paper", "jiang2018lip": "LIP paper",
                                "arcolezi2024revealing": "LDP-Auditor paper"}
 
-_PAPER_ITEM = re.compile(r"^(Fig\.|Table|Sec\.) ")
-
-
 def item_owner(paper: str, item: str) -> tuple[str, str]:
     """Who an artifact item belongs to, and its title: a cited paper's figure, table or section, or the companion's own.
 
@@ -101,7 +98,9 @@ def item_owner(paper: str, item: str) -> tuple[str, str]:
     >>> item_owner("desfontaines2020sok", "Notion map")
     ('Companion', 'Notion map')
     """
-    if _PAPER_ITEM.match(item):
+    from ldpkit.experiments.artifact import is_paper_item
+
+    if is_paper_item(item):
         return PAPER_NAMES.get(paper, paper), item
     chapter, sep, rest = item.partition(": ")
     if sep:

@@ -19,7 +19,7 @@ from .. import datasets as _datasets
 from .check import load_reference, reference_seconds
 from .registry import list_experiments
 
-__all__ = ["ArtifactItem", "PAPER_CITATIONS", "artifact_items", "citation_text", "data_availability"]
+__all__ = ["ArtifactItem", "PAPER_CITATIONS", "artifact_items", "citation_text", "data_availability", "is_paper_item"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,17 @@ PAPER_CITATIONS: dict[str, str] = {"gu2020idldp": "Gu et al. (2020)", "li2023ipl
 _PAPER_ITEM = re.compile(r"^(Fig\.|Table|Sec\.) ")
 
 
+def is_paper_item(item: str) -> bool:
+    """Whether an item's title names a cited paper's figure, table or section (else it is the companion's own).
+
+    Examples
+    --------
+    >>> is_paper_item("Fig. 3"), is_paper_item("Synthesis: guarantee table")
+    (True, False)
+    """
+    return bool(_PAPER_ITEM.match(item))
+
+
 def citation_text(experiment_id: str, version: str, commit: str | None = None) -> str:
     """How to cite one figure or table at one version: the item, the version and the rerun command.
 
@@ -122,7 +133,7 @@ def citation_text(experiment_id: str, version: str, commit: str | None = None) -
 
     exp = get(experiment_id)
     at = f" (commit {commit})" if commit else ""
-    what = (f"{exp.item} of {PAPER_CITATIONS.get(exp.paper, exp.paper)}" if _PAPER_ITEM.match(exp.item)
+    what = (f"{exp.item} of {PAPER_CITATIONS.get(exp.paper, exp.paper)}" if is_paper_item(exp.item)
             else f"{exp.item} (the companion's own)")
     return (f"ldpkit developers. ldpkit {version}{at}: {what}, rerun with "
             f"`ldpkit reproduce {exp.id}` (seed {exp.defaults.seed}); data: the provenance record {exp.id}.json.")
