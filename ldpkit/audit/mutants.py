@@ -236,33 +236,45 @@ _D = 4
 _IDUE_BUDGETS = [0.5, 1.0, 2.0]
 _IPRR_BUDGETS, _IPRR_WRONG = [0.5, 1.0, 2.0, math.inf], [2.0, 1.0, 2.0, math.inf]
 
-_BUILD: dict[str, Callable[[], Mutant]] = {
-    "unary-pq-slip": lambda: Mutant(
-        "unary-pq-slip", "unary encoding spending the whole budget on every bit",
-        unary_slip(_D, _EPS), _explicit(RAPPOR(_D, _EPS).channel()), "ldp", _EPS, 10_000),
-    "grr-off-by-one": lambda: Mutant(
-        "grr-off-by-one", "GRR's keep probability with d - 2 for d - 1",
-        grr_off_by_one(_D, _EPS), _explicit(GRR(_D, _EPS).channel()), "ldp", _EPS, 10_000),
-    "olh-hash-range": lambda: Mutant(
-        "olh-hash-range", "OLH randomising over g - 1 buckets while hashing into g",
-        olh_range_mismatch(_D, _EPS), OLH(_D, _EPS).pool_channel(), "ldp", _EPS, 300_000),
-    "idue-dropped-constraint": lambda: Mutant(
+def _ldp_mutant(
+    name: str, bug: str, buggy: Callable[[int, float], ExplicitChannel],
+    claimed: Callable[[int, float], ExplicitChannel], n_catch: int,
+) -> tuple[str, Callable[[], Mutant]]:
+    """``(name, builder)`` of an LDP mutant at ``d = _D``, ``eps = _EPS``: ``buggy`` and ``claimed`` take ``(d, eps)``."""
+    return name, lambda: Mutant(name, bug, buggy(_D, _EPS), claimed(_D, _EPS), "ldp", _EPS, n_catch)
+
+
+def _enumerated(mechanism: Callable[[int, float], GRR | OUE | RAPPOR]) -> Callable[[int, float], ExplicitChannel]:
+    """The explicit channel of ``mechanism(d, eps)``, as a function of ``(d, eps)``."""
+    return lambda d, eps: _explicit(mechanism(d, eps).channel())
+
+
+def _olh_pool(d: int, eps: float) -> ExplicitChannel:
+    return OLH(d, eps).pool_channel()
+
+
+_BUILD: dict[str, Callable[[], Mutant]] = dict([
+    _ldp_mutant("unary-pq-slip", "unary encoding spending the whole budget on every bit",
+                unary_slip, _enumerated(RAPPOR), 10_000),
+    _ldp_mutant("grr-off-by-one", "GRR's keep probability with d - 2 for d - 1",
+                grr_off_by_one, _enumerated(GRR), 10_000),
+    _ldp_mutant("olh-hash-range", "OLH randomising over g - 1 buckets while hashing into g",
+                olh_range_mismatch, _olh_pool, 300_000),
+    ("idue-dropped-constraint", lambda: Mutant(
         "idue-dropped-constraint", "IDUE with one item's pair constraints dropped (its a raised 25%)",
         idue_dropped_constraint(_IDUE_BUDGETS), _explicit(IDUE(_IDUE_BUDGETS, model="opt1").channel()), "pairwise",
-        accountant.pairwise_budgets(len(_IDUE_BUDGETS), budgets=_IDUE_BUDGETS, r="min"), 30_000),
-    "iprr-wrong-budget": lambda: Mutant(
+        accountant.pairwise_budgets(len(_IDUE_BUDGETS), budgets=_IDUE_BUDGETS, r="min"), 30_000)),
+    ("iprr-wrong-budget", lambda: Mutant(
         "iprr-wrong-budget", "IPRR's keep probability computed from the wrong item's budget",
         iprr_wrong_keep(_IPRR_BUDGETS, _IPRR_WRONG), _explicit(IPRR(_IPRR_BUDGETS).channel()), "ipldp",
-        np.array(_IPRR_BUDGETS), 10_000),
-}
-_CONTROLS: dict[str, Callable[[], Mutant]] = {
-    "oue-pq-swapped": lambda: Mutant(
-        "oue-pq-swapped", "OUE with p and q swapped (not a privacy bug)",
-        oue_swapped(_D, _EPS), _explicit(OUE(_D, _EPS).channel()), "ldp", _EPS, 0),
-    "olh-biased-hash": lambda: Mutant(
-        "olh-biased-hash", "OLH with a hash biased to one bucket (not a privacy bug)",
-        olh_biased_hash(_D, _EPS), OLH(_D, _EPS).pool_channel(), "ldp", _EPS, 0),
-}
+        np.array(_IPRR_BUDGETS), 10_000)),
+])
+_CONTROLS: dict[str, Callable[[], Mutant]] = dict([
+    _ldp_mutant("oue-pq-swapped", "OUE with p and q swapped (not a privacy bug)",
+                oue_swapped, _enumerated(OUE), 0),
+    _ldp_mutant("olh-biased-hash", "OLH with a hash biased to one bucket (not a privacy bug)",
+                olh_biased_hash, _olh_pool, 0),
+])
 
 
 #: the LIP mutant's setting: four items, the last one rare, and a LIP budget of 2
