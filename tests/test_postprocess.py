@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -56,6 +57,17 @@ def sample_outputs(P: np.ndarray, counts: np.ndarray, rng: np.random.Generator) 
 def random_channel(rng: np.random.Generator, d: int, k: int) -> np.ndarray:
     P = rng.random((d, k)) + 0.05
     return P / P.sum(axis=1, keepdims=True)
+
+
+def random_channels_and_counts(seed: int, cases: int, ds: tuple[int, int], ks: tuple[int, int],
+                               counts: tuple[int, int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``cases`` random channels ``P`` (``d`` in ``range(*ds)`` inputs, ``k`` in ``range(*ks)`` outputs), each
+    with output counts ``m`` in ``range(*counts)``, all drawn from one generator seeded by ``seed``."""
+    rng = np.random.default_rng(seed)
+    for _ in range(cases):
+        d, k = int(rng.integers(*ds)), int(rng.integers(*ks))
+        P = random_channel(rng, d, k)
+        yield P, rng.integers(*counts, size=k)
 
 
 finite = st.floats(min_value=-50, max_value=50, allow_nan=False, allow_infinity=False)
@@ -243,11 +255,7 @@ def test_em_equals_unbiased_estimate_inside_simplex():
 
 
 def test_em_log_likelihood_is_non_decreasing():
-    rng = np.random.default_rng(99)
-    for _ in range(10):
-        d, k = int(rng.integers(2, 6)), int(rng.integers(2, 9))
-        P = random_channel(rng, d, k)
-        m = rng.integers(0, 50, size=k)
+    for P, m in random_channels_and_counts(99, 10, ds=(2, 6), ks=(2, 9), counts=(0, 50)):
         m[0] += 1
         with warnings.catch_warnings():  # slow (even non-identifiable) channels may hit max_iter
             warnings.simplefilter("ignore", EMConvergenceWarning)
@@ -282,11 +290,7 @@ def test_em_kkt_conditions_at_the_mle():
 
 
 def test_em_kkt_on_random_channels():
-    rng = np.random.default_rng(2024)
-    for _ in range(8):
-        d, k = int(rng.integers(2, 5)), int(rng.integers(3, 7))
-        P = random_channel(rng, d, k)
-        m = rng.integers(1, 100, size=k)
+    for P, m in random_channels_and_counts(2024, 8, ds=(2, 5), ks=(3, 7), counts=(1, 100)):
         r = em_estimate(P, m, tol=1e-15, max_iter=200_000)
         grad = P @ (m / (r.frequencies @ P)) / m.sum()
         support = r.frequencies > 1e-5
