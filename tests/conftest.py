@@ -385,3 +385,20 @@ def one_cli_error(capsys: pytest.CaptureFixture[str]) -> str:
     assert len(errors) == 1 and errors[-1] == err[-1], err
     assert "Traceback" not in "\n".join(err)
     return errors[0]
+
+
+class EstimatesByInner:
+    """Estimation by an inner oracle ``self._inner``, for oracles written in the tests: ``estimate_from_support``,
+    ``variance`` and ``_simulate_support`` are the inner oracle's (list this class before
+    :class:`~ldpkit.base.FrequencyOracle` among the bases)."""
+
+    _inner: Any
+
+    def estimate_from_support(self, support: Any, n: int) -> Any:
+        return self._inner.estimate_from_support(support, n)
+
+    def variance(self, counts: Any) -> Any:
+        return self._inner.variance(counts)
+
+    def _simulate_support(self, counts: Any, rng: Any) -> Any:
+        return self._inner._simulate_support(counts, rng)

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from conftest import EstimatesByInner
 from ldpkit.base import FrequencyOracle
 from ldpkit.grr import GRR
 from ldpkit.olh import OLH
@@ -236,37 +237,28 @@ def test_variance_equals_per_user_mixture(factory: Any, ell: int) -> None:
     np.testing.assert_allclose(ps.variance(sets), _mixture_variance(ps, sets), rtol=1e-10)
 
 
-class _OpaqueGRR(FrequencyOracle):
+class _OpaqueGRR(EstimatesByInner, FrequencyOracle):
     """GRR behind the generic FrequencyOracle interface (not a SupportOracle)."""
 
     def __init__(self, d: int, eps: float) -> None:
         super().__init__(d)
-        self._g = GRR(d, eps)
+        self._inner = GRR(d, eps)
 
     @property
     def epsilon(self) -> float:
-        return self._g.epsilon
+        return self._inner.epsilon
 
     def channel(self):  # type: ignore[no-untyped-def]
-        return self._g.channel()
+        return self._inner.channel()
 
     def perturb(self, items: Any, rng: Any = None) -> Any:
-        return self._g.perturb(items, rng)
+        return self._inner.perturb(items, rng)
 
     def aggregate(self, reports: Any) -> np.ndarray:
-        return self._g.aggregate(reports)
+        return self._inner.aggregate(reports)
 
     def n_reports(self, reports: Any) -> int:
-        return self._g.n_reports(reports)
-
-    def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
-        return self._g.estimate_from_support(support, n)
-
-    def variance(self, counts: Any) -> np.ndarray:
-        return self._g.variance(counts)
-
-    def _simulate_support(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self._g._simulate_support(counts, rng)
+        return self._inner.n_reports(reports)
 
 
 def test_generic_inner_variance_path() -> None:
