@@ -250,6 +250,7 @@ def _enumerated(mechanism: Callable[[int, float], GRR | OUE | RAPPOR]) -> Callab
 
 
 def _olh_pool(d: int, eps: float) -> ExplicitChannel:
+    """OLH's channel on its default pool of hash seeds (:meth:`~ldpkit.olh.OLH.pool_channel`)."""
     return OLH(d, eps).pool_channel()
 
 
