@@ -44,6 +44,11 @@ def write(tmp_path: Path, name: str, data: bytes | str) -> Path:
     return p
 
 
+def plain_and_gzip(fname: str) -> pytest.MarkDecorator:
+    """Run a test once on ``fname`` and once on ``fname.gz`` (which :func:`write` gzip-compresses)."""
+    return pytest.mark.parametrize("fname", [fname, fname + ".gz"])
+
+
 def lists(d: ItemSetData) -> list[list]:
     """Each user's set as original labels (vocabulary applied)."""
     return [[d.vocabulary[k].item() for k in row] for row in d.sets.to_lists()]
@@ -85,7 +90,7 @@ def test_error_is_valueerror_and_pickles() -> None:
 FIMI_TEXT = "7 3 12 \n3 \n12 7 \n"
 
 
-@pytest.mark.parametrize("fname", ["t.dat", "t.dat.gz"])
+@plain_and_gzip("t.dat")
 def test_fimi_exact(tmp_path: Path, fname: str) -> None:
     d = read_fimi(write(tmp_path, fname, FIMI_TEXT), name="Retail")
     assert d.name == "Retail"
@@ -132,7 +137,7 @@ def test_fimi_corrupt_gzip_stream(tmp_path: Path) -> None:
         read_fimi(p)
 
 
-@pytest.mark.parametrize("fname", ["empty.dat", "empty.dat.gz"])
+@plain_and_gzip("empty.dat")
 def test_fimi_empty_file(tmp_path: Path, fname: str) -> None:
     with pytest.raises(DatasetFormatError, match=re.escape(fname) + ": file is empty"):
         read_fimi(write(tmp_path, fname, b""))
@@ -231,7 +236,7 @@ CLOTHING = (
 )
 
 
-@pytest.mark.parametrize("fname", ["rtr.json", "rtr.json.gz"])
+@plain_and_gzip("rtr.json")
 def test_clothing_exact(tmp_path: Path, fname: str) -> None:
     d = read_clothing(write(tmp_path, fname, CLOTHING))
     assert d.name == "Clothing"
@@ -339,7 +344,7 @@ CHECKINS = (
 )
 
 
-@pytest.mark.parametrize("fname", ["c.txt", "c.txt.gz"])
+@plain_and_gzip("c.txt")
 def test_checkins_exact(tmp_path: Path, fname: str) -> None:
     c = read_gowalla_checkins(write(tmp_path, fname, CHECKINS))
     assert isinstance(c, CheckIns) and len(c) == 3
@@ -547,7 +552,7 @@ def test_online_retail_xlsx_without_openpyxl(tmp_path: Path) -> None:
 GROCERIES = "citrus fruit,semi-finished bread,margarine\nwhole milk,rolls/buns, whole milk\nrolls/buns\n"
 
 
-@pytest.mark.parametrize("fname", ["groceries.csv", "groceries.csv.gz"])
+@plain_and_gzip("groceries.csv")
 def test_groceries_exact(tmp_path: Path, fname: str) -> None:
     d = read_groceries(write(tmp_path, fname, GROCERIES))
     assert d.vocabulary.tolist() == ["citrus fruit", "margarine", "rolls/buns", "semi-finished bread", "whole milk"]
