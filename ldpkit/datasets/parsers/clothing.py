@@ -9,8 +9,6 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 from ..containers import ItemSetData
 from .errors import DatasetFormatError
 from .reading import (
@@ -21,7 +19,7 @@ from .reading import (
     read_data,
     source_label,
 )
-from .records import reindex_strings, report_blank_lines, sets_of_distinct_pairs
+from .records import sets_of_distinct_pairs, string_records
 
 __all__ = ["read_clothing"]
 
@@ -82,11 +80,7 @@ def read_clothing(
     fname = p.name
     lines = _json_lines(p, truncated, notes)
     users, items, n_users, blanks = _records(lines, fname)
-    report_blank_lines(len(blanks), blanks[0] if blanks else 0, fname, blank, notes)
-    if not users:
-        raise DatasetFormatError(fname, "no record found")
-    vocab, idx = reindex_strings(items)
-    user = np.asarray(users, dtype=np.int64)
+    vocab, idx, user = string_records(users, items, blanks, fname, blank, notes, "no record found")
     sets, n_rep = sets_of_distinct_pairs(user, idx, n_users, vocab.size)
     if n_rep:
         notes.append(f"merged {n_rep} repeated (user, item) record(s) of {user.size} records")

@@ -14,7 +14,7 @@ import numpy as np
 from ..containers import ItemSetData
 from .errors import DatasetFormatError, csv_format_error
 from .reading import PathLike, start_parse, decode_utf8, read_lines, source_label
-from .records import dedupe_note, first_occurrence, itemsets_from_pairs, reindex_strings, report_blank_lines
+from .records import dedupe_note, first_occurrence, itemsets_from_pairs, string_records
 
 __all__ = ["read_groceries"]
 
@@ -65,11 +65,7 @@ def read_groceries(
     lines = text.split("\n")
     lines.pop()  # the empty string after the final newline
     users, labels, n, blanks = _baskets(lines, fname)
-    report_blank_lines(len(blanks), blanks[0] if blanks else 0, fname, blank, notes)
-    if n == 0:
-        raise DatasetFormatError(fname, "no basket found")
-    vocab, idx = reindex_strings(labels)
-    user = np.asarray(users, dtype=np.int64)
+    vocab, idx, user = string_records(users, labels, blanks, fname, blank, notes, "no basket found")
     keep = first_occurrence(user, idx, vocab.size)
     n_rep = int(keep.size - np.count_nonzero(keep))
     if n_rep:

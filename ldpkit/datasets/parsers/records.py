@@ -22,6 +22,7 @@ __all__ = [
     "reindex_ints",
     "reindex_strings",
     "report_blank_lines",
+    "string_records",
     "tokenize_ints",
 ]
 
@@ -137,6 +138,21 @@ def report_blank_lines(count: int, first: int, fname: str, blank: str, notes: li
             line=first,
         )
     notes.append(f"skipped {count} blank line(s) (first at line {first})")
+
+
+def string_records(users: list[int], labels: list[str], blanks: list[int], fname: str, blank: str,
+                   notes: list[str], none_found: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Records read line by line (the user and the item label of each, the 1-based numbers of the
+    blank lines) as ``(vocabulary, item index of each record, user of each record)``.
+
+    Blank lines are raised or noted as ``blank`` says (:func:`report_blank_lines`); no record at
+    all raises with the message ``none_found``.
+    """
+    report_blank_lines(len(blanks), blanks[0] if blanks else 0, fname, blank, notes)
+    if not users:
+        raise DatasetFormatError(fname, none_found)
+    vocab, idx = reindex_strings(labels)
+    return vocab, idx, np.asarray(users, dtype=np.int64)
 
 
 def handle_blank(line_of: np.ndarray, n_lines: int, fname: str, blank: str, notes: list[str]) -> np.ndarray:
