@@ -75,6 +75,7 @@ from .reportio import (
     ReportFileError,
     atomic_write,
     build_mechanism,
+    check_format_version,
     decode_json,
     decode_provenance,
     encode_value,
@@ -596,11 +597,8 @@ class Aggregator:
             if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
                 raise ReportFileError(f"{p}: not an ldpkit aggregator state")
             version = state.get("version")
-            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-                raise ReportFileError(f"{p}: state: version {version!r} does not exist")
-            if version > _STATE_VERSION:
-                raise ReportFileError(f"{p}: state version {version} is newer than this ldpkit reads "
-                                      f"({_STATE_VERSION}); upgrade ldpkit")
+            check_format_version(version, _STATE_VERSION, f"{p}: state: version {version!r} does not exist",
+                                 f"{p}: state version {version} is")
             object_fields(state, _STATE_REQUIRED, _STATE_OPTIONAL, "state")
             agg = cls._from_state(state, mechanism)
             agg._states[os.path.realpath(p)] = hashlib.sha256(raw).hexdigest()

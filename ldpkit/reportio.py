@@ -129,6 +129,7 @@ __all__ = [
     "decode_provenance",
     "FieldError",
     "object_fields",
+    "check_format_version",
     "read_boundary",
     "MAX_JSON_DEPTH",
 ]
@@ -379,6 +380,31 @@ def object_fields(body: Any, required: Sequence[str], optional: Sequence[str], f
         raise FieldError(field, f"unknown field {unknown[0][:40]!r} (this ldpkit {__version__} knows "
                           f"{', '.join([*required, *optional])})")
     return body
+
+
+def check_format_version(version: Any, newest: int, invalid: str, newer: str) -> int:
+    """``version`` when it is a whole number from 1 to ``newest``; a :class:`ReportFileError` otherwise.
+
+    The check of a file's format version (a report file's, an aggregator state's).  ``invalid``
+    is the message when ``version`` is not a whole number ``>= 1``; ``newer`` begins the message
+    when it is above ``newest``, which goes on "newer than this ldpkit reads (newest); upgrade
+    ldpkit".
+
+    Examples
+    --------
+    >>> from ldpkit.reportio import check_format_version
+    >>> check_format_version(1, 2, "f: no such version", "f: version 1,")
+    1
+    >>> check_format_version(3, 2, "f: no such version", "f: version 3,")
+    Traceback (most recent call last):
+    ...
+    ldpkit.reportio.ReportFileError: f: version 3, newer than this ldpkit reads (2); upgrade ldpkit
+    """
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ReportFileError(invalid)
+    if version > newest:
+        raise ReportFileError(f"{newer} newer than this ldpkit reads ({newest}); upgrade ldpkit")
+    return version
 
 
 def _decode_array(body: Any, field: str) -> np.ndarray:
@@ -1056,11 +1082,8 @@ class ReportFile:
             if len(start) < 16:
                 raise ReportFileError(f"{self.path}: truncated inside its header ({size} bytes)")
             version, hlen = struct.unpack("<II", start[8:16])
-            if version < 1:
-                raise ReportFileError(f"{self.path}: corrupted: format version {version} does not exist")
-            if version > FORMAT_VERSION:
-                raise ReportFileError(f"{self.path}: format version {version}, newer than this ldpkit reads "
-                                      f"({FORMAT_VERSION}); upgrade ldpkit")
+            invalid = f"{self.path}: corrupted: format version {version} does not exist"
+            check_format_version(version, FORMAT_VERSION, invalid, f"{self.path}: format version {version},")
             if 16 + hlen + 4 > size:
                 raise ReportFileError(f"{self.path}: truncated inside its header ({size} bytes)")
             limit = max_header_bytes()
@@ -1182,12 +1205,9 @@ class ReportFile:
                 raise ReportFileError(f"{self.path}: corrupted header line ({exc})") from None
             if not isinstance(header, dict):
                 raise ReportFileError(f"{self.path}: corrupted header line (not an object)")
-            version = header.get("version")
-            if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-                raise ReportFileError(f"{self.path}: corrupted header line (format version {_short(version)})")
-            if version > FORMAT_VERSION:
-                raise ReportFileError(f"{self.path}: format version {header.get('version')}, newer than this ldpkit "
-                                      f"reads ({FORMAT_VERSION}); upgrade ldpkit")
+            given = header.get("version")
+            invalid = f"{self.path}: corrupted header line (format version {_short(given)})"
+            version = check_format_version(given, FORMAT_VERSION, invalid, f"{self.path}: format version {given},")
             header = self._check_header(header, version)
             start = fh.tell()
             size = os.path.getsize(self.path)
