@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, cast
+from typing import Any, Optional, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -83,6 +83,12 @@ def _check_rows(rows: Any, n_ref: Optional[int], name: str) -> np.ndarray:
     return arr
 
 
+def _check_cells(m: Any, owner: str) -> None:
+    """Refuse a report container's number of cells ``m`` that is not an integer ``>= 2``."""
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or int(m) < 2:
+        raise ArgumentTypeError(f"{owner} m must be an integer >= 2, got {describe(m)}")
+
+
 # ---------------------------------------------------------------------------- report types
 @dataclass(frozen=True, eq=False)
 class SketchReports:
@@ -103,8 +109,7 @@ class SketchReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or int(self.m) < 2:
-            raise ArgumentTypeError(f"SketchReports m must be an integer >= 2, got {describe(self.m)}")
+        _check_cells(self.m, "SketchReports")
         bits = self.bits
         if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.ndim != 2:
             raise ArgumentTypeError(f"SketchReports bits must be a 2-d uint8 array (np.packbits), got "
@@ -142,8 +147,7 @@ class HadamardSketchReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or int(self.m) < 2:
-            raise ArgumentTypeError(f"HadamardSketchReports m must be an integer >= 2, got {describe(self.m)}")
+        _check_cells(self.m, "HadamardSketchReports")
         rows = _check_rows(self.rows, None, "HadamardSketchReports rows")
         _check_rows(self.coords, rows.shape[0], "HadamardSketchReports coords")
         _check_rows(self.plus, rows.shape[0], "HadamardSketchReports plus")
@@ -169,6 +173,22 @@ HADAMARD_SKETCH_CODEC = ReportCodec(
     lambda r: (np.asarray(r.rows, dtype=np.int64), np.asarray(r.coords, dtype=np.int64),
                np.asarray(r.plus, dtype=np.uint8)),
     lambda cols, meta, src: HadamardSketchReports(cols[0], cols[1], cols[2], int(meta["m"]), src))
+
+
+#: the report type of a sketch
+_Reports = TypeVar("_Reports", SketchReports, HadamardSketchReports)
+
+
+def _check_sketch_reports(reports: Any, kind: type[_Reports], oracle: CMS | HCMS) -> _Reports:
+    """The checks both sketches make of reports first: their type, their source, their ``m`` and at least one user."""
+    if not isinstance(reports, kind):
+        raise ArgumentTypeError(f"reports must be {kind.__name__}, got {type(reports).__name__}")
+    check_source(reports, oracle.provenance)
+    if int(reports.m) != oracle.m:
+        raise ValueError(f"reports were made with m={reports.m}, this oracle uses m={oracle.m}")
+    if len(reports) == 0:
+        raise ValueError("reports is empty: at least one user is needed")
+    return reports
 
 
 # ---------------------------------------------------------------------------- CMS
@@ -242,13 +262,7 @@ class CMS(PooledHashOracle[SketchReports]):
         return SketchReports(rows, packed, self.m, self.provenance)
 
     def _check_reports(self, reports: Any) -> SketchReports:
-        if not isinstance(reports, SketchReports):
-            raise ArgumentTypeError(f"reports must be SketchReports, got {type(reports).__name__}")
-        check_source(reports, self.provenance)
-        if int(reports.m) != self.m:
-            raise ValueError(f"reports were made with m={reports.m}, this oracle uses m={self.m}")
-        if len(reports) == 0:
-            raise ValueError("reports is empty: at least one user is needed")
+        reports = _check_sketch_reports(reports, SketchReports, self)
         rows = np.asarray(reports.rows)
         if rows.min() < 0 or rows.max() >= self.k:
             raise ValueError(f"reports.rows must be indices of the pool, in [0, {self.k}), got "
@@ -351,13 +365,7 @@ class HCMS(PooledHashOracle[HadamardSketchReports]):
         return HadamardSketchReports(rows, coords, plus.astype(np.uint8), self.m, self.provenance)
 
     def _check_reports(self, reports: Any) -> HadamardSketchReports:
-        if not isinstance(reports, HadamardSketchReports):
-            raise ArgumentTypeError(f"reports must be HadamardSketchReports, got {type(reports).__name__}")
-        check_source(reports, self.provenance)
-        if int(reports.m) != self.m:
-            raise ValueError(f"reports were made with m={reports.m}, this oracle uses m={self.m}")
-        if len(reports) == 0:
-            raise ValueError("reports is empty: at least one user is needed")
+        reports = _check_sketch_reports(reports, HadamardSketchReports, self)
         for name, values, hi in (("rows", reports.rows, self.k), ("coords", reports.coords, self.m),
                                  ("plus", reports.plus, 2)):
             arr = np.asarray(values)
