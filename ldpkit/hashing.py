@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Optional, cast
+from typing import Any, ClassVar, Literal, Optional, cast, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -79,7 +79,7 @@ __all__ = [
 
 #: the base channels over the cells
 Base = Literal["grr", "unary", "hadamard"]
-BASES: tuple[str, ...] = ("grr", "unary", "hadamard")
+BASES: tuple[str, ...] = get_args(Base)
 
 #: largest ``d`` whose reports map to a support set held in one ``int64`` bit mask
 MAX_SUPPORT_BITS = 62

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,7 +49,7 @@ __all__ = [
 Model = Literal["opt0", "opt1", "opt2"]
 
 #: the optimisation models of Sec. V-D
-MODELS: tuple[Model, ...] = ("opt0", "opt1", "opt2")
+MODELS: tuple[Model, ...] = get_args(Model)
 
 #: which same-level pairs carry a constraint (every one, as in the paper, or only the real ones)
 SameLevelPairs = Literal["paper", "needed"]
