@@ -32,12 +32,11 @@ from numpy.typing import ArrayLike
 
 from ._rng import RNGLike
 from ._sampling import PackedBernoulli, chunk_rows
-from ._validation import (EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_positive_int,
-                          describe)
+from ._validation import EPS_MAX, EPS_MIN, ArgumentTypeError, check_domain_size, check_epsilon, check_positive_int
 from .family import BudgetSweep, Family, register_family
 from .hashing import PooledHashOracle, hadamard_signs, pool_chunk, support_masks, walsh_hadamard
 from .olh import HASH_FAMILY, hash_items
-from .reports import Provenance, ReportCodec, check_report_source, check_source
+from .reports import Provenance, ReportCodec, check_report_field, check_report_source, check_source
 
 __all__ = ["CMS", "CMS_EPS_MAX", "HCMS", "HadamardSketchReports", "SketchReports"]
 
@@ -83,12 +82,6 @@ def _check_rows(rows: Any, n_ref: Optional[int], name: str) -> np.ndarray:
     return arr
 
 
-def _check_cells(m: Any, owner: str) -> None:
-    """Refuse a report container's number of cells ``m`` that is not an integer ``>= 2``."""
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or int(m) < 2:
-        raise ArgumentTypeError(f"{owner} m must be an integer >= 2, got {describe(m)}")
-
-
 # ---------------------------------------------------------------------------- report types
 @dataclass(frozen=True, eq=False)
 class SketchReports:
@@ -109,7 +102,7 @@ class SketchReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        _check_cells(self.m, "SketchReports")
+        check_report_field(self.m, "SketchReports m")
         bits = self.bits
         if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.ndim != 2:
             raise ArgumentTypeError(f"SketchReports bits must be a 2-d uint8 array (np.packbits), got "
@@ -147,7 +140,7 @@ class HadamardSketchReports:
     source: Optional[Provenance] = None
 
     def __post_init__(self) -> None:
-        _check_cells(self.m, "HadamardSketchReports")
+        check_report_field(self.m, "HadamardSketchReports m")
         rows = _check_rows(self.rows, None, "HadamardSketchReports rows")
         _check_rows(self.coords, rows.shape[0], "HadamardSketchReports coords")
         _check_rows(self.plus, rows.shape[0], "HadamardSketchReports plus")
